@@ -1,0 +1,137 @@
+/**
+ * The engine routes a Trigger to the functions that want it and reconciles each target
+ * level-based: observe the current state, plan, execute; on a precondition conflict re-observe
+ * and re-plan (bounded). Sweeps walk every function's sweep() with bounded concurrency.
+ */
+import type { Logger } from 'pino';
+import type { ResourceTrigger, SweepTrigger, Trigger } from '../events/types.js';
+import { KubeError } from '../kube/errors.js';
+import { refString, type Reader, type Ref } from '../kube/types.js';
+import type { Execute } from './executor.js';
+import type { Outcome } from './outcome.js';
+import type { AnyFunction, FunctionOptions } from './types.js';
+import { RecentSet, Requeuer, KeyedMutex } from './scheduling.js';
+
+export interface EngineDeps {
+  functions: AnyFunction[];
+  options: Record<string, FunctionOptions>;
+  reader: Reader;
+  execute: Execute;
+  now: () => Date;
+  log: Logger;
+  maxReplans: number;
+  sweepConcurrency: number;
+  onPlan?: (fn: string, decision: string) => void;
+}
+
+export interface Engine {
+  handle(trigger: Trigger): Promise<Outcome[]>;
+  reconcile(fn: AnyFunction, ref: Ref): Promise<Outcome>;
+  /** Stops pending requeue timers (shutdown, tests). */
+  close(): void;
+}
+
+export function createEngine(deps: EngineDeps): Engine {
+  const { functions, reader, execute, log } = deps;
+  const seen = new RecentSet(10_000);
+  const requeuer = new Requeuer(1_000);
+  const mutex = new KeyedMutex();
+
+  async function reconcile(fn: AnyFunction, ref: Ref): Promise<Outcome> {
+    const key = `${fn.name}|${refString(ref)}`;
+    return mutex.run(key, async () => {
+      const outcome = await reconcileOnce(fn, ref);
+      if (outcome.requeueAfterSeconds && (outcome.status === 'requeued' || outcome.status === 'acted' || outcome.status === 'rate-limited')) {
+        requeuer.schedule(key, outcome.requeueAfterSeconds * 1000, () => {
+          reconcile(fn, ref).catch((e) => log.error({ err: e, fn: fn.name }, 'requeued reconcile failed'));
+        });
+      }
+      return outcome;
+    });
+  }
+
+  async function reconcileOnce(fn: AnyFunction, ref: Ref): Promise<Outcome> {
+    const target = refString(ref);
+    const options = deps.options[fn.name] ?? {};
+    let lastConflict = '';
+    for (let attempt = 0; attempt <= deps.maxReplans; attempt++) {
+      try {
+        const observed = await fn.observe(ref, reader, options);
+        if (observed === undefined) return { function: fn.name, target, status: 'gone', reason: 'target no longer exists' };
+        const plan = fn.plan(observed, { now: deps.now(), options });
+        deps.onPlan?.(fn.name, plan.kind);
+        const result = await execute(fn.name, plan, target);
+        if (result.status !== 'replan') {
+          if (result.status !== 'noop') log.info({ fn: fn.name, target, status: result.status, reason: result.reason, actions: result.actions }, 'reconciled');
+          return result;
+        }
+        lastConflict = result.reason;
+        log.debug({ fn: fn.name, target, attempt, conflict: result.reason }, 'precondition failed; re-planning');
+      } catch (e) {
+        return failure(fn.name, target, e);
+      }
+    }
+    return { function: fn.name, target, status: 'transient', reason: `state kept changing (${deps.maxReplans + 1} attempts): ${lastConflict}` };
+  }
+
+  function failure(fn: string, target: string, e: unknown): Outcome {
+    if (e instanceof KubeError && e.transient) {
+      log.warn({ fn, target, err: e.message, status: e.status }, 'apiserver unavailable');
+      return { function: fn, target, status: 'transient', reason: e.message };
+    }
+    log.error({ fn, target, err: e }, 'reconcile failed');
+    const msg = e instanceof Error ? e.message : String(e);
+    return { function: fn, target, status: 'failed', reason: msg };
+  }
+
+  async function handleResource(t: ResourceTrigger): Promise<Outcome[]> {
+    const rv = t.object?.metadata.resourceVersion;
+    const dedupKey = rv ? `${t.verb}|${refString(t.ref)}|${t.object?.metadata.uid}|${rv}` : undefined;
+    if (dedupKey && seen.has(dedupKey)) return [{ status: 'ignored', reason: 'duplicate of an event already handled' }];
+    const work: Promise<Outcome>[] = [];
+    for (const fn of functions) {
+      for (const ref of fn.targets(t)) work.push(reconcile(fn, ref));
+    }
+    if (work.length === 0) return [{ status: 'ignored', reason: `no function handles ${t.ref.kind} ${t.verb}` }];
+    const outcomes = await Promise.all(work);
+    if (dedupKey && outcomes.every((o) => o.status !== 'transient' && o.status !== 'failed' && o.status !== 'rate-limited')) seen.add(dedupKey);
+    return outcomes;
+  }
+
+  async function handleSweep(t: SweepTrigger): Promise<Outcome[]> {
+    const chosen = t.functions ? functions.filter((f) => t.functions!.includes(f.name)) : functions;
+    const outcomes: Outcome[] = [];
+    for (const fn of chosen) {
+      try {
+        await forEachLimited(fn.sweep(reader, t.namespace ? { namespace: t.namespace } : {}), deps.sweepConcurrency, async (ref) => {
+          outcomes.push(await reconcile(fn, ref));
+        });
+      } catch (e) {
+        outcomes.push(failure(fn.name, 'sweep', e));
+      }
+    }
+    if (outcomes.length === 0) outcomes.push({ status: 'noop', reason: 'sweep found nothing to check' });
+    return outcomes;
+  }
+
+  return {
+    reconcile,
+    async handle(trigger) {
+      if (trigger.kind === 'resource') return handleResource(trigger);
+      if (trigger.kind === 'sweep') return handleSweep(trigger);
+      return [{ status: 'ignored', reason: `event type ${trigger.meta.type} is not handled` }];
+    },
+    close: () => requeuer.close(),
+  };
+}
+
+/** Runs `fn` over an async iterable with at most `limit` in flight. */
+async function forEachLimited<T>(items: AsyncIterable<T>, limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  const running = new Set<Promise<void>>();
+  for await (const item of items) {
+    const p: Promise<void> = fn(item).finally(() => running.delete(p));
+    running.add(p);
+    if (running.size >= limit) await Promise.race(running);
+  }
+  await Promise.all(running);
+}

@@ -1,0 +1,54 @@
+/** What handling one target (or one event) came to. One vocabulary, mapped to HTTP once (http/status.ts). */
+export type OutcomeStatus =
+  | 'acted' //       writes performed
+  | 'dry-run' //     writes sent with dryRun=All; cluster unchanged
+  | 'noop' //        nothing wrong, or not ours
+  | 'refused' //     wrong but unsafe to fix, or policy forbids: Warning Event
+  | 'deferred' //    OLM's own fix is active: Normal Event
+  | 'requeued' //    not yet; re-checked in process after a delay (sweeps are the durable fallback)
+  | 'gone' //        the target no longer exists: success
+  | 'ignored' //     no function wants this event, or a duplicate
+  | 'rate-limited' // the action cap for this window is used up: retry later
+  | 'transient' //   apiserver overloaded/unreachable, or conflicts persisted: retry
+  | 'failed'; //     unexpected (e.g. RBAC forbids): retried, then the dead-letter sink keeps it
+
+export interface ActionResult {
+  verb: string;
+  target: string;
+  reason: string;
+  result: 'done' | 'gone' | 'dry-run';
+}
+
+export interface Outcome {
+  function?: string;
+  target?: string;
+  status: OutcomeStatus;
+  reason: string;
+  actions?: ActionResult[];
+  requeueAfterSeconds?: number;
+}
+
+const severity: Record<OutcomeStatus, number> = {
+  ignored: 0,
+  noop: 1,
+  gone: 1,
+  requeued: 2,
+  deferred: 2,
+  refused: 2,
+  'dry-run': 3,
+  acted: 3,
+  'rate-limited': 4,
+  failed: 5,
+  transient: 6,
+};
+
+/** The outcome that decides the HTTP status of a request that produced several. */
+export function worst(outcomes: Outcome[]): OutcomeStatus {
+  return outcomes.reduce<OutcomeStatus>((w, o) => (severity[o.status] > severity[w] ? o.status : w), 'ignored');
+}
+
+export function countByStatus(outcomes: Outcome[]): Partial<Record<OutcomeStatus, number>> {
+  const counts: Partial<Record<OutcomeStatus, number>> = {};
+  for (const o of outcomes) counts[o.status] = (counts[o.status] ?? 0) + 1;
+  return counts;
+}

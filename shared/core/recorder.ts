@@ -1,0 +1,86 @@
+/**
+ * Kubernetes Events (events.k8s.io/v1) for every action and every refusal.
+ * The Event name is derived from (function, reason, regarding, target state), so duplicate and
+ * replayed CloudEvents about the same object state produce one Event, not a flood.
+ */
+import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { KubeObject, Ref, Writer } from '../kube/types.js';
+import type { EventType } from './types.js';
+
+export interface EventRecord {
+  fn: string;
+  regarding: Ref & { uid?: string };
+  related?: Ref & { uid?: string };
+  reason: string;
+  note: string;
+  type: EventType;
+  /** What olm-medic did: Delete, Patch, Refuse, Defer. */
+  action: string;
+  /** Distinguishes decisions about different states of the same object. */
+  stateKey: string;
+}
+
+export interface Recorder {
+  record(e: EventRecord): Promise<void>;
+}
+
+export const REPORTING_CONTROLLER_PREFIX = 'olm-medic.io/';
+
+export function createRecorder(
+  writer: Writer,
+  now: () => Date,
+  onResult: (result: 'created' | 'duplicate' | 'error', err?: unknown) => void,
+  instance = hostname(),
+): Recorder {
+  return {
+    async record(e) {
+      const ev = buildEvent(e, now(), instance);
+      try {
+        await writer.create(ev, { dryRun: false });
+        onResult('created');
+      } catch (err) {
+        const dup = (err as { alreadyExists?: boolean }).alreadyExists === true;
+        onResult(dup ? 'duplicate' : 'error', dup ? undefined : err);
+      }
+    },
+  };
+}
+
+export function buildEvent(e: EventRecord, at: Date, instance: string): KubeObject {
+  const key = createHash('sha256')
+    .update([e.fn, e.reason, e.regarding.kind, e.regarding.namespace ?? '', e.regarding.name, e.regarding.uid ?? '', e.stateKey].join('\0'))
+    .digest('hex')
+    .slice(0, 16);
+  const ref = (r: Ref & { uid?: string }): Record<string, string> => ({
+    apiVersion: r.apiVersion,
+    kind: r.kind,
+    name: r.name,
+    ...(r.namespace ? { namespace: r.namespace } : {}),
+    ...(r.uid ? { uid: r.uid } : {}),
+  });
+  return {
+    apiVersion: 'events.k8s.io/v1',
+    kind: 'Event',
+    metadata: {
+      name: `${e.regarding.name.slice(0, 200)}.${key}`,
+      // Events about cluster-scoped objects (Node, Operator, ClusterRole) live in "default".
+      namespace: e.regarding.namespace || 'default',
+      labels: { 'app.kubernetes.io/managed-by': 'olm-medic', 'olm-medic.io/function': e.fn },
+    },
+    eventTime: microTime(at),
+    reportingController: `${REPORTING_CONTROLLER_PREFIX}${e.fn}`,
+    reportingInstance: instance.slice(0, 128),
+    action: e.action,
+    reason: e.reason,
+    note: e.note.slice(0, 1024),
+    type: e.type,
+    regarding: ref(e.regarding),
+    ...(e.related ? { related: ref(e.related) } : {}),
+  };
+}
+
+/** metav1.MicroTime: RFC3339 with microseconds. */
+function microTime(d: Date): string {
+  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}

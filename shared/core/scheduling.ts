@@ -1,0 +1,52 @@
+/** Small in-process helpers: duplicate suppression, per-key serialisation, delayed re-checks. */
+
+/** Remembers the most recent N keys (insertion order), for duplicate suppression. */
+export class RecentSet {
+  private readonly keys = new Set<string>();
+  constructor(private readonly max: number) {}
+  has(k: string): boolean {
+    return this.keys.has(k);
+  }
+  add(k: string): void {
+    this.keys.delete(k);
+    this.keys.add(k);
+    if (this.keys.size > this.max) this.keys.delete(this.keys.values().next().value!);
+  }
+}
+
+/** Runs tasks with the same key one at a time, so one process never races itself on an object. */
+export class KeyedMutex {
+  private readonly tails = new Map<string, Promise<unknown>>();
+  run<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const prev = this.tails.get(key) ?? Promise.resolve();
+    const next = prev.then(task, task);
+    const tail = next.catch(() => undefined);
+    this.tails.set(key, tail);
+    void tail.then(() => {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    });
+    return next;
+  }
+}
+
+/**
+ * Delayed re-checks ("look again when the fence expires"). Bounded and unref'd: this is a
+ * latency optimisation only; periodic sweeps are the durable fallback if the process goes away.
+ */
+export class Requeuer {
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  constructor(private readonly max: number) {}
+  schedule(key: string, delayMs: number, run: () => void): void {
+    if (this.timers.has(key) || this.timers.size >= this.max) return;
+    const t = setTimeout(() => {
+      this.timers.delete(key);
+      run();
+    }, delayMs);
+    t.unref();
+    this.timers.set(key, t);
+  }
+  close(): void {
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+  }
+}

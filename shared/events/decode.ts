@@ -1,0 +1,172 @@
+/**
+ * CloudEvent (HTTP, binary or structured content mode) -> Trigger. Pure: no I/O.
+ * Every rejection is a BadRequest naming what is wrong, mapped to a 4xx at the edge.
+ */
+import { CloudEvent, HTTP, ValidationError } from 'cloudevents';
+import type { KubeObject, Ref } from '../kube/types.js';
+import type { EventMeta, ResourceTrigger, SweepTrigger, Trigger, Verb } from './types.js';
+
+export const APISERVER_TYPE = /^dev\.knative\.apiserver\.(resource|ref)\.(add|update|delete)$/;
+export const PING_TYPE = 'dev.knative.sources.ping';
+/** Our own sweep type, for the CLI and tests. */
+export const SWEEP_TYPE = 'io.olm-medic.sweep';
+
+export class BadRequest extends Error {
+  constructor(
+    readonly status: 400 | 413 | 415,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'BadRequest';
+  }
+}
+
+type Headers = Record<string, string | string[] | undefined>;
+
+/** Decodes one HTTP request into a Trigger, or throws BadRequest. */
+export function decodeRequest(headers: Headers, body: string): Trigger {
+  const ctype = String(headers['content-type'] ?? '').toLowerCase();
+  if (ctype.startsWith('application/cloudevents-batch')) {
+    throw new BadRequest(400, 'batched CloudEvents are not supported: send one event per request');
+  }
+  if (!ctype.startsWith('application/cloudevents') && headers['ce-specversion'] === undefined) {
+    throw new BadRequest(
+      400,
+      'not a CloudEvent: expected ce-* headers (binary mode) or Content-Type application/cloudevents+json (structured mode)',
+    );
+  }
+  let event: CloudEvent<unknown>;
+  try {
+    const parsed = HTTP.toEvent({ headers, body });
+    if (Array.isArray(parsed)) throw new BadRequest(400, 'batched CloudEvents are not supported: send one event per request');
+    event = parsed as CloudEvent<unknown>;
+    event.validate();
+  } catch (e) {
+    if (e instanceof BadRequest) throw e;
+    throw new BadRequest(400, `invalid CloudEvent: ${describe(e)}`);
+  }
+  return decodeEvent(event);
+}
+
+/** Decodes an already-parsed CloudEvent (replay files, tests). */
+export function decodeEvent(event: CloudEvent<unknown>): Trigger {
+  const meta: EventMeta = { id: event.id, source: event.source, type: event.type, subject: event.subject };
+  const m = APISERVER_TYPE.exec(event.type);
+  if (m) return decodeApiServer(event, meta, m[1] === 'resource' ? 'resource' : 'reference', m[2] as Verb);
+  if (event.type === PING_TYPE || event.type === SWEEP_TYPE) return decodeSweep(event, meta);
+  return { kind: 'foreign', meta };
+}
+
+function decodeApiServer(event: CloudEvent<unknown>, meta: EventMeta, mode: ResourceTrigger['mode'], verb: Verb): ResourceTrigger {
+  requireJson(event);
+  const data = dataObject(event);
+  if (mode === 'resource') {
+    const obj = data as Partial<KubeObject>;
+    const md = obj.metadata;
+    const missing = [
+      typeof obj.apiVersion !== 'string' && 'apiVersion',
+      typeof obj.kind !== 'string' && 'kind',
+      (typeof md !== 'object' || md === null) && 'metadata',
+      typeof md?.name !== 'string' && 'metadata.name',
+    ].filter(Boolean);
+    if (missing.length) throw new BadRequest(400, `${event.type} data is not a Kubernetes object: missing ${missing.join(', ')}`);
+    const object = obj as KubeObject;
+    const ref = withNamespace({ apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name }, object.metadata.namespace);
+    checkExtensions(event, ref);
+    return { kind: 'resource', verb, mode, ref, object, meta };
+  }
+  const r = data as { apiVersion?: unknown; kind?: unknown; name?: unknown; namespace?: unknown };
+  const missing = (['apiVersion', 'kind', 'name'] as const).filter((k) => typeof r[k] !== 'string' || r[k] === '');
+  if (missing.length) throw new BadRequest(400, `${event.type} data is not an object reference: missing ${missing.join(', ')}`);
+  const ref = withNamespace(
+    { apiVersion: r.apiVersion as string, kind: r.kind as string, name: r.name as string },
+    typeof r.namespace === 'string' ? r.namespace : undefined,
+  );
+  checkExtensions(event, ref);
+  return { kind: 'resource', verb, mode, ref, meta };
+}
+
+function decodeSweep(event: CloudEvent<unknown>, meta: EventMeta): SweepTrigger {
+  const data = event.data;
+  if (data === undefined || data === null || data === '') return { kind: 'sweep', meta };
+  const scope = typeof data === 'string' ? parseJsonOrEmpty(data) : data;
+  if (typeof scope !== 'object' || scope === null || Array.isArray(scope)) {
+    throw new BadRequest(400, `${event.type} data must be a JSON object like {"functions":["job-conflict"],"namespace":"ns"}`);
+  }
+  const s = scope as { functions?: unknown; namespace?: unknown };
+  if (s.functions !== undefined && (!Array.isArray(s.functions) || s.functions.some((f) => typeof f !== 'string'))) {
+    throw new BadRequest(400, `${event.type} data.functions must be an array of function names`);
+  }
+  if (s.namespace !== undefined && typeof s.namespace !== 'string') {
+    throw new BadRequest(400, `${event.type} data.namespace must be a string`);
+  }
+  return {
+    kind: 'sweep',
+    meta,
+    ...(s.functions ? { functions: s.functions as string[] } : {}),
+    ...(s.namespace ? { namespace: s.namespace } : {}),
+  };
+}
+
+function requireJson(event: CloudEvent<unknown>): void {
+  const dct = (event.datacontenttype ?? 'application/json').toLowerCase();
+  if (!/^application\/([a-z0-9.+-]+\+)?json\b/.test(dct)) {
+    throw new BadRequest(415, `${event.type} must carry JSON data, got datacontenttype ${dct}`);
+  }
+}
+
+function dataObject(event: CloudEvent<unknown>): Record<string, unknown> {
+  let data = event.data;
+  if (typeof data === 'string') data = parseJsonOrThrow(data, event.type);
+  if (data instanceof Uint8Array) data = parseJsonOrThrow(Buffer.from(data).toString('utf8'), event.type);
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    throw new BadRequest(400, `${event.type} must carry a JSON object as data`);
+  }
+  return data as Record<string, unknown>;
+}
+
+/** The adapter copies kind/name/namespace/apiversion into extensions; they must agree with data. */
+function checkExtensions(event: CloudEvent<unknown>, ref: Ref): void {
+  const ext = event as unknown as Record<string, unknown>;
+  const pairs: [string, string | undefined][] = [
+    ['kind', ref.kind],
+    ['name', ref.name],
+    ['apiversion', ref.apiVersion],
+    ['namespace', ref.namespace ?? ''],
+  ];
+  for (const [key, want] of pairs) {
+    const got = ext[key];
+    if (typeof got === 'string' && got !== want) {
+      throw new BadRequest(400, `extension ${key}="${got}" does not match the object in data ("${want}")`);
+    }
+  }
+}
+
+function withNamespace(ref: Ref, ns: string | undefined): Ref {
+  return ns ? { ...ref, namespace: ns } : ref;
+}
+
+function parseJsonOrThrow(text: string, type: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new BadRequest(400, `${type} data is not valid JSON: ${describe(e)}`);
+  }
+}
+
+function parseJsonOrEmpty(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new BadRequest(400, 'sweep data is not valid JSON');
+  }
+}
+
+function describe(e: unknown): string {
+  if (e instanceof ValidationError) {
+    const errs = (e as ValidationError & { errors?: unknown[] }).errors;
+    const detail = Array.isArray(errs) && errs.length ? `: ${errs.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join('; ')}` : '';
+    return `${e.message}${detail}`;
+  }
+  return e instanceof Error ? e.message : String(e);
+}

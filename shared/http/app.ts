@@ -1,0 +1,119 @@
+/**
+ * The HTTP edge: an express app factory (it never listens; server.ts does).
+ * POST / takes one CloudEvent (binary or structured). Answers follow Knative's retry rules:
+ *   2xx, EMPTY body  done: acted, no-op, gone, refused by policy, not for us. (A Broker treats a
+ *                    non-empty, non-CloudEvent 2xx body as a failed delivery and retries it.)
+ *   400/413/415      malformed input, never retried; JSON body names the problem.
+ *   429              action budget used up (Retry-After).
+ *   503              apiserver unavailable or state kept changing: the Broker redelivers.
+ *   500              unexpected failure (e.g. RBAC): retried, then dead-lettered.
+ * The outcome summary is in the `olm-medic-outcome` header; send `olm-medic-report: json`
+ * to get the full outcomes as a JSON body (CLI and tests, never a Broker).
+ */
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Logger } from 'pino';
+import { BadRequest, decodeRequest } from '../events/decode.js';
+import type { Trigger } from '../events/types.js';
+import type { Engine } from '../core/engine.js';
+import { countByStatus, worst, type Outcome, type OutcomeStatus } from '../core/outcome.js';
+import type { Metrics } from './metrics.js';
+
+export interface AppDeps {
+  engine: Engine;
+  metrics: Metrics;
+  log: Logger;
+  bodyLimitBytes: number;
+  ready?: () => boolean;
+}
+
+const statusFor: Record<OutcomeStatus, number> = {
+  acted: 200,
+  'dry-run': 200,
+  noop: 200,
+  refused: 200,
+  deferred: 200,
+  requeued: 202,
+  gone: 200,
+  ignored: 200,
+  'rate-limited': 429,
+  transient: 503,
+  failed: 500,
+};
+
+export function httpStatus(outcomes: Outcome[]): number {
+  return statusFor[worst(outcomes)];
+}
+
+export function createApp(deps: AppDeps): express.Express {
+  const { engine, metrics, log } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  app.get('/health/liveness', (_req, res) => void res.type('text').send('OK'));
+  app.get('/health/readiness', (_req, res) => {
+    const ok = deps.ready?.() ?? true;
+    res.status(ok ? 200 : 503).type('text').send(ok ? 'OK' : 'not ready');
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+
+  app.post('/', express.raw({ type: () => true, limit: deps.bodyLimitBytes }), async (req: Request, res: Response) => {
+    const started = performance.now();
+    const body = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
+    let trigger: Trigger;
+    try {
+      trigger = decodeRequest(req.headers, body);
+    } catch (e) {
+      const err = e instanceof BadRequest ? e : new BadRequest(400, String(e));
+      metrics.events.inc({ type: String(req.headers['ce-type'] ?? 'invalid'), outcome: `rejected-${err.status}` });
+      log.warn({ status: err.status, error: err.message, ceId: req.headers['ce-id'] }, 'rejected request');
+      return void res.status(err.status).json({ error: err.message, status: err.status });
+    }
+    const elog = log.child({ eventId: trigger.meta.id, type: trigger.meta.type, subject: trigger.meta.subject });
+    let outcomes: Outcome[];
+    try {
+      outcomes = await engine.handle(trigger);
+    } catch (e) {
+      elog.error({ err: e }, 'unexpected failure handling event');
+      outcomes = [{ status: 'failed', reason: e instanceof Error ? e.message : String(e) }];
+    }
+    const code = httpStatus(outcomes);
+    const overall = worst(outcomes);
+    metrics.events.inc({ type: trigger.meta.type, outcome: overall });
+    metrics.eventSeconds.observe({ kind: trigger.kind }, (performance.now() - started) / 1000);
+    if (overall !== 'ignored') elog.info({ status: code, outcome: overall, counts: countByStatus(outcomes) }, 'handled event');
+    res.setHeader('olm-medic-outcome', summary(outcomes));
+    const retryAfter = outcomes.find((o) => o.status === overall)?.requeueAfterSeconds;
+    if (code === 429) res.setHeader('Retry-After', String(retryAfter ?? 30));
+    if (code === 503) res.setHeader('Retry-After', '1');
+    if (req.headers['olm-medic-report'] === 'json') return void res.status(code).json({ status: overall, outcomes });
+    if (code >= 400) return void res.status(code).json({ error: outcomes.filter((o) => o.status === overall).map((o) => `${o.function ?? ''} ${o.target ?? ''}: ${o.reason}`).join('; '), status: code });
+    res.status(code).end();
+  });
+
+  app.all('/', (_req, res) => void res.status(405).set('Allow', 'POST').json({ error: 'send CloudEvents with POST /', status: 405 }));
+
+  app.use((_req: Request, res: Response) => void res.status(404).json({ error: 'not found: CloudEvents go to POST /', status: 404 }));
+
+  // Body-parser errors (too large, bad encoding) and anything else thrown in a handler.
+  app.use((err: { status?: number; type?: string; message?: string }, _req: Request, res: Response, _next: NextFunction) => {
+    if (err.type === 'entity.too.large') {
+      return void res.status(413).json({ error: `body exceeds the limit of ${deps.bodyLimitBytes} bytes (BODY_LIMIT_BYTES)`, status: 413 });
+    }
+    const status = err.status && err.status >= 400 && err.status < 500 ? err.status : 400;
+    if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') {
+      return void res.status(415).json({ error: `unsupported body encoding: ${err.message}`, status: 415 });
+    }
+    log.warn({ err }, 'request rejected by body parser');
+    res.status(status).json({ error: `unreadable request body: ${err.message ?? 'unknown error'}`, status });
+  });
+  return app;
+}
+
+function summary(outcomes: Outcome[]): string {
+  return Object.entries(countByStatus(outcomes))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
+}

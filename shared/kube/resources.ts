@@ -1,0 +1,66 @@
+/**
+ * The static resource table: every kind olm-medic reads or writes, with its REST path parts.
+ * Static on purpose — no discovery requests, so an event costs only the reads its decision needs.
+ */
+export interface ResourceInfo {
+  group: string;
+  version: string;
+  plural: string;
+  namespaced: boolean;
+}
+
+const table: Record<string, ResourceInfo> = {};
+function add(apiVersion: string, kind: string, plural: string, namespaced: boolean): void {
+  const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
+  table[`${apiVersion}/${kind}`] = { group: group!, version: version!, plural, namespaced };
+}
+
+add('v1', 'Namespace', 'namespaces', false);
+add('v1', 'Node', 'nodes', false);
+add('v1', 'Pod', 'pods', true);
+add('v1', 'ConfigMap', 'configmaps', true);
+add('v1', 'Secret', 'secrets', true);
+add('v1', 'Service', 'services', true);
+add('v1', 'ServiceAccount', 'serviceaccounts', true);
+add('apps/v1', 'Deployment', 'deployments', true);
+add('batch/v1', 'Job', 'jobs', true);
+add('rbac.authorization.k8s.io/v1', 'Role', 'roles', true);
+add('rbac.authorization.k8s.io/v1', 'RoleBinding', 'rolebindings', true);
+add('rbac.authorization.k8s.io/v1', 'ClusterRole', 'clusterroles', false);
+add('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', 'clusterrolebindings', false);
+add('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', false);
+add('admissionregistration.k8s.io/v1', 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', false);
+add('apiregistration.k8s.io/v1', 'APIService', 'apiservices', false);
+add('apiextensions.k8s.io/v1', 'CustomResourceDefinition', 'customresourcedefinitions', false);
+add('events.k8s.io/v1', 'Event', 'events', true);
+add('operators.coreos.com/v1alpha1', 'Subscription', 'subscriptions', true);
+add('operators.coreos.com/v1alpha1', 'InstallPlan', 'installplans', true);
+add('operators.coreos.com/v1alpha1', 'ClusterServiceVersion', 'clusterserviceversions', true);
+add('operators.coreos.com/v1alpha1', 'CatalogSource', 'catalogsources', true);
+add('operators.coreos.com/v1', 'OperatorGroup', 'operatorgroups', true);
+add('operators.coreos.com/v1', 'Operator', 'operators', false);
+add('operators.coreos.com/v2', 'OperatorCondition', 'operatorconditions', true);
+
+export class UnknownKindError extends Error {
+  constructor(apiVersion: string, kind: string) {
+    super(`olm-medic does not handle ${kind} (${apiVersion})`);
+  }
+}
+
+export function resourceFor(apiVersion: string, kind: string): ResourceInfo {
+  const info = table[`${apiVersion}/${kind}`];
+  if (!info) throw new UnknownKindError(apiVersion, kind);
+  return info;
+}
+
+export function isKnownKind(apiVersion: string, kind: string): boolean {
+  return table[`${apiVersion}/${kind}`] !== undefined;
+}
+
+/** The REST path of a collection or of one object. */
+export function resourcePath(info: ResourceInfo, namespace?: string, name?: string): string {
+  const base = info.group === '' ? `/api/${info.version}` : `/apis/${info.group}/${info.version}`;
+  const ns = info.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+  const obj = name ? `/${encodeURIComponent(name)}` : '';
+  return `${base}${ns}/${info.plural}${obj}`;
+}

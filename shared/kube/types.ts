@@ -1,0 +1,89 @@
+/** Minimal object shapes: olm-medic reads OLM CRs as plain JSON, so it types only what it uses. */
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  generateName?: string;
+  uid?: string;
+  resourceVersion?: string;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+  finalizers?: string[];
+}
+
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  [field: string]: unknown;
+}
+
+/** Identifies an object; the key a function reconciles. */
+export interface Ref {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+}
+
+export interface ListOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Page size for paginated lists (limit/continue). */
+  pageSize?: number;
+}
+
+export interface WriteOptions {
+  dryRun: boolean;
+}
+
+export interface DeleteOptions extends WriteOptions {
+  /** Preconditions: the delete fails with 409 unless the live object still has this uid (and rv). */
+  uid: string;
+  resourceVersion?: string;
+  propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
+  gracePeriodSeconds?: number;
+}
+
+/** Read access, the only kind of access `observe` gets. */
+export interface Reader {
+  get<T extends KubeObject = KubeObject>(ref: Ref): Promise<T | undefined>;
+  list<T extends KubeObject = KubeObject>(
+    apiVersion: string,
+    kind: string,
+    opts?: ListOptions,
+  ): AsyncIterable<T>;
+}
+
+/** Write access, held by the executor alone. */
+export interface Writer {
+  /** Returns 'gone' when the object no longer exists (that is success, not an error). */
+  delete(ref: Ref, opts: DeleteOptions): Promise<'deleted' | 'gone'>;
+  /** JSON merge patch; include metadata.resourceVersion in the patch as the precondition. */
+  mergePatch(ref: Ref, patch: Record<string, unknown>, opts: WriteOptions): Promise<KubeObject>;
+  create(obj: KubeObject, opts: WriteOptions): Promise<KubeObject>;
+}
+
+export interface Kube extends Reader, Writer {}
+
+export function refOf(obj: KubeObject): Ref {
+  const ns = obj.metadata.namespace;
+  return { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, ...(ns ? { namespace: ns } : {}) };
+}
+
+export function refString(r: Ref): string {
+  return `${r.kind}/${r.namespace ? `${r.namespace}/` : ''}${r.name}`;
+}

@@ -1,0 +1,73 @@
+/**
+ * Builds the dependency graph once: config -> kube client, metrics, recorder, executor, engine.
+ * Used by the HTTP server and the CLI; tests build the same graph with their own config.
+ */
+import pino, { type Logger } from 'pino';
+import { createEngine, type Engine } from './core/engine.js';
+import { createExecutor } from './core/executor.js';
+import { ActionBudget } from './core/policy.js';
+import { createRecorder } from './core/recorder.js';
+import type { Config } from './core/config.js';
+import type { AnyFunction } from './core/types.js';
+import { createMetrics, type Metrics } from './http/metrics.js';
+import { createKube, loadKubeConfig } from './kube/client.js';
+import type { Kube } from './kube/types.js';
+
+export interface Runtime {
+  config: Config;
+  kube: Kube;
+  engine: Engine;
+  metrics: Metrics;
+  log: Logger;
+}
+
+export interface RuntimeOverrides {
+  kube?: Kube;
+  now?: () => Date;
+  log?: Logger;
+}
+
+export function createRuntime(config: Config, functions: AnyFunction[], o: RuntimeOverrides = {}): Runtime {
+  const log = o.log ?? pino({ level: config.logLevel, base: { app: 'olm-medic' } });
+  const metrics = createMetrics();
+  const now = o.now ?? (() => new Date());
+  const kube =
+    o.kube ??
+    createKube(loadKubeConfig(config.kubeconfig), {
+      retries: config.kubeRetries,
+      timeoutMs: config.kubeTimeoutMs,
+      onRequest: (verb, resource, code, seconds) => {
+        metrics.kubeRequests.inc({ verb, resource, code: String(code) });
+        metrics.kubeSeconds.observe({ verb }, seconds);
+      },
+    });
+  const recorder = createRecorder(kube, now, (result, err) => {
+    metrics.recorded.inc({ result });
+    if (err) log.warn({ err: err instanceof Error ? err.message : err }, 'could not record Kubernetes Event');
+  });
+  const execute = createExecutor({
+    writer: kube,
+    recorder,
+    policy: {
+      dryRun: config.dryRun,
+      protectedNamespaces: new Set(config.protectedNamespaces),
+      maxActionsPerWindow: config.maxActionsPerWindow,
+      windowSeconds: config.windowSeconds,
+    },
+    budget: new ActionBudget(config.maxActionsPerWindow, config.windowSeconds * 1000, () => now().getTime()),
+    onAction: (fn, action, result) => metrics.actions.inc({ function: fn, verb: action.verb, kind: action.target.kind, result }),
+  });
+  const enabled = functions.filter((f) => config.enabledFunctions.includes(f.name));
+  const engine = createEngine({
+    functions: enabled,
+    options: config.functionOptions,
+    reader: kube,
+    execute,
+    now,
+    log,
+    maxReplans: config.maxReplans,
+    sweepConcurrency: config.sweepConcurrency,
+    onPlan: (fn, decision) => metrics.plans.inc({ function: fn, decision }),
+  });
+  return { config, kube, engine, metrics, log };
+}

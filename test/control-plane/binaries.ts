@@ -1,0 +1,56 @@
+/**
+ * Finds the control-plane binaries, in this order:
+ *   1. KUBEBUILDER_ASSETS (envtest convention: etcd, kube-apiserver; kube-controller-manager if present)
+ *   2. the versioned cache directory outside the repo (~/.cache/olm-medic/k8s-<v>-...)
+ *   3. built from the Go module proxy into that cache by build.sh (progress on stderr)
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface Binaries {
+  etcd: string;
+  kubeApiserver: string;
+  kubeControllerManager: string;
+  adapter?: string;
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+function fromDir(dir: string): Partial<Binaries> {
+  const p = (n: string): string | undefined => (existsSync(join(dir, n)) ? join(dir, n) : undefined);
+  const out: Partial<Binaries> = {};
+  const set = <K extends keyof Binaries>(k: K, v: string | undefined): void => {
+    if (v) out[k] = v;
+  };
+  set('etcd', p('etcd'));
+  set('kubeApiserver', p('kube-apiserver'));
+  set('kubeControllerManager', p('kube-controller-manager'));
+  set('adapter', p('apiserver_receive_adapter'));
+  return out;
+}
+
+/** Runs build.sh (which skips what is cached) and returns its bin directory. */
+export function buildIntoCache(opts: { adapter?: boolean } = {}): string {
+  const out = execFileSync('bash', [join(here, 'build.sh')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...(opts.adapter ? {} : { OLM_MEDIC_SKIP_ADAPTER: '1' }) },
+    encoding: 'utf8',
+  });
+  const lines = out.trim().split('\n');
+  return lines[lines.length - 1]!;
+}
+
+export function findBinaries(opts: { adapter?: boolean } = {}): Binaries {
+  const assets = process.env.KUBEBUILDER_ASSETS ? fromDir(process.env.KUBEBUILDER_ASSETS) : {};
+  const need = (b: Partial<Binaries>): boolean =>
+    !b.etcd || !b.kubeApiserver || !b.kubeControllerManager || (opts.adapter === true && !b.adapter);
+  let found: Partial<Binaries> = { ...assets };
+  if (need(found)) {
+    const cache = fromDir(buildIntoCache(opts));
+    found = { ...cache, ...Object.fromEntries(Object.entries(assets).filter(([, v]) => v)) };
+  }
+  if (need(found)) throw new Error(`control-plane binaries missing after build: ${JSON.stringify(found)}`);
+  return found as Binaries;
+}
