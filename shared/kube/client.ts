@@ -8,7 +8,7 @@ import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node'
 import { fetch, type Dispatcher } from 'undici';
 import { KubeError, networkError } from './errors.js';
 import { resourceFor, resourcePath } from './resources.js';
-import type { DeleteOptions, Kube, KubeObject, ListOptions, Ref, WriteOptions } from './types.js';
+import type { DeleteOptions, Kube, KubeObject, ListOptions, PatchOptions, Ref, WriteOptions } from './types.js';
 
 export interface KubeClientOptions {
   /** Per-request timeout. */
@@ -155,6 +155,8 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
         preconditions: { uid: opts.uid, ...(opts.resourceVersion ? { resourceVersion: opts.resourceVersion } : {}) },
         ...(opts.propagationPolicy ? { propagationPolicy: opts.propagationPolicy } : {}),
         ...(opts.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: opts.gracePeriodSeconds } : {}),
+        // With a body, the apiserver reads DeleteOptions from it and ignores the dryRun query parameter.
+        ...(opts.dryRun ? { dryRun: ['All'] } : {}),
       };
       try {
         await request({ method: HttpMethod.DELETE, path, body, verb: 'delete', resource: plural, query: { dryRun: dry(opts) } });
@@ -165,8 +167,9 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
       }
     },
 
-    async mergePatch(ref: Ref, patch: Record<string, unknown>, opts: WriteOptions): Promise<KubeObject> {
-      const { path, plural } = pathOf(ref);
+    async mergePatch(ref: Ref, patch: Record<string, unknown>, opts: PatchOptions): Promise<KubeObject> {
+      const { path: objPath, plural } = pathOf(ref);
+      const path = opts.subresource ? `${objPath}/${opts.subresource}` : objPath;
       return (await request({
         method: HttpMethod.PATCH,
         path,

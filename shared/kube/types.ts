@@ -50,6 +50,11 @@ export interface WriteOptions {
   dryRun: boolean;
 }
 
+export interface PatchOptions extends WriteOptions {
+  /** Patch the status subresource instead of the object. */
+  subresource?: 'status';
+}
+
 export interface DeleteOptions extends WriteOptions {
   /** Preconditions: the delete fails with 409 unless the live object still has this uid (and rv). */
   uid: string;
@@ -73,7 +78,7 @@ export interface Writer {
   /** Returns 'gone' when the object no longer exists (that is success, not an error). */
   delete(ref: Ref, opts: DeleteOptions): Promise<'deleted' | 'gone'>;
   /** JSON merge patch; include metadata.resourceVersion in the patch as the precondition. */
-  mergePatch(ref: Ref, patch: Record<string, unknown>, opts: WriteOptions): Promise<KubeObject>;
+  mergePatch(ref: Ref, patch: Record<string, unknown>, opts: PatchOptions): Promise<KubeObject>;
   create(obj: KubeObject, opts: WriteOptions): Promise<KubeObject>;
 }
 

@@ -26,6 +26,8 @@ export interface ControlPlane {
   /** The identity olm-medic runs as in tests; its requests are counted in the audit log. */
   medic: ControlPlaneUser;
   binaries: Binaries;
+  /** Kubeconfig of a user provisioned at start (StartOptions.users). */
+  user(name: string): ControlPlaneUser;
   /** Requests the apiserver received from `user` (audit log, stage ResponseComplete). */
   requestsBy(user: string): AuditEntry[];
   stop(): Promise<void>;
@@ -178,6 +180,10 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
       binaries,
       admin: kubeconfigFor('admin'),
       medic: kubeconfigFor('olm-medic'),
+      user: (name: string) => {
+        if (!users[name]) throw new Error(`user ${name} was not provisioned (StartOptions.users)`);
+        return kubeconfigFor(name);
+      },
       requestsBy(user: string): AuditEntry[] {
         const path = join(dir, 'audit.log');
         if (!existsSync(path)) return [];

@@ -15,6 +15,7 @@ import {
   jobStatusComplete,
   jobStatusFailed,
   node,
+  operatorGroup,
   operatorObject,
   podConditionDisruptionTarget,
   rfc3339,
@@ -272,6 +273,13 @@ describe('CSV', () => {
     });
     expect(cr.metadata.labels['olm.permissions.hash']).toBeTruthy();
     expect(cr.metadata.ownerReferences).toBeUndefined();
+  });
+});
+
+describe('OperatorGroup', () => {
+  it('upgradeStrategy is the string "Default" (type UpgradeStrategy string), AllNamespaces omits targetNamespaces', () => {
+    expect(operatorGroup({ namespace: 'ns', name: 'og', targetNamespaces: ['ns'] }).spec).toEqual({ targetNamespaces: ['ns'], upgradeStrategy: 'Default' });
+    expect(operatorGroup({ namespace: 'ns', name: 'og' }).spec).toEqual({ upgradeStrategy: 'Default' });
   });
 });
 

@@ -1,0 +1,47 @@
+/** Spawns the production server (dist/server.mjs, the `npm start` path) against the test control plane. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../control-plane/control-plane.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export interface RunningServer {
+  url: string;
+  proc: ChildProcess;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export async function startServer(env: Record<string, string>): Promise<RunningServer> {
+  const port = await freePort();
+  let out = '';
+  const proc = spawn(process.execPath, [join(root, 'dist', 'server.mjs')], {
+    env: { PATH: process.env.PATH ?? '', PORT: String(port), LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  proc.stdout!.on('data', (d) => (out += d));
+  proc.stderr!.on('data', (d) => (out += d));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`server exited ${proc.exitCode}: ${out}`);
+    try {
+      if ((await fetch(`${url}/health/readiness`)).ok) break;
+    } catch {
+      /* not yet */
+    }
+    if (Date.now() > deadline) throw new Error(`server not ready: ${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url,
+    proc,
+    output: () => out,
+    async stop() {
+      if (proc.exitCode !== null) return;
+      proc.kill('SIGTERM');
+      await new Promise((r) => proc.once('exit', r));
+    },
+  };
+}

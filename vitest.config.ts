@@ -1,0 +1,23 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    projects: [
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      { test: { name: 'http', include: ['test/http/**/*.test.ts'] } },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          // One real control plane (etcd + kube-apiserver + kube-controller-manager) for the run.
+          globalSetup: ['test/control-plane/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          // Files share the control plane; each test works in its own namespaces.
+          fileParallelism: true,
+          maxWorkers: 2,
+        },
+      },
+    ],
+  },
+});
