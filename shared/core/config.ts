@@ -45,12 +45,9 @@ export function loadConfig(env: Env, functions: { name: string; defaults?: Funct
     return n;
   };
   const bool = (name: string, def: boolean): boolean => {
-    const raw = env[name]?.toLowerCase();
-    if (raw === undefined || raw === '') return def;
-    if (['true', '1', 'yes'].includes(raw)) return true;
-    if (['false', '0', 'no'].includes(raw)) return false;
-    problems.push(`${name}=${JSON.stringify(env[name])}: expected true or false`);
-    return def;
+    const parsed = parseBool(env[name]);
+    if (parsed === 'invalid') problems.push(`${name}=${JSON.stringify(env[name])}: expected true or false`);
+    return typeof parsed === 'boolean' ? parsed : def;
   };
   const list = (name: string, def: string[]): string[] => {
     const raw = env[name];
@@ -60,10 +57,11 @@ export function loadConfig(env: Env, functions: { name: string; defaults?: Funct
 
   const names = functions.map((f) => f.name);
   const enabledRaw = list('ENABLED_FUNCTIONS', ['all']);
+  if (enabledRaw.length === 0) problems.push(`ENABLED_FUNCTIONS is empty: name functions (${names.join(', ')}) or all`);
+  for (const n of enabledRaw) if (n !== 'all' && !names.includes(n)) problems.push(`ENABLED_FUNCTIONS: unknown function "${n}" (known: ${names.join(', ')}, or all)`);
   const enabled = enabledRaw.includes('all') ? names : enabledRaw;
-  for (const n of enabled) if (!names.includes(n)) problems.push(`ENABLED_FUNCTIONS: unknown function "${n}" (known: ${names.join(', ')}, or all)`);
 
-  const logLevel = env.LOG_LEVEL ?? 'info';
+  const logLevel = env.LOG_LEVEL || 'info';
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     problems.push(`LOG_LEVEL=${JSON.stringify(logLevel)}: expected one of fatal, error, warn, info, debug, trace, silent`);
   }
@@ -101,13 +99,22 @@ function functionOpts(env: Env, fn: string, defaults: FunctionOptions, problems:
     const raw = env[name];
     if (raw === undefined || raw === '') continue;
     if (typeof def === 'number') {
-      const n = Number(raw);
+      const n = raw.trim() === '' ? NaN : Number(raw);
       if (!Number.isFinite(n) || n < 0) problems.push(`${name}=${JSON.stringify(raw)}: expected a non-negative number`);
       else out[key] = n;
     } else if (typeof def === 'boolean') {
-      if (!['true', 'false'].includes(raw)) problems.push(`${name}=${JSON.stringify(raw)}: expected true or false`);
-      else out[key] = raw === 'true';
+      const b = parseBool(raw);
+      if (typeof b !== 'boolean') problems.push(`${name}=${JSON.stringify(raw)}: expected true or false`);
+      else out[key] = b;
     } else out[key] = raw;
   }
   return out;
+}
+
+function parseBool(raw: string | undefined): boolean | undefined | 'invalid' {
+  if (raw === undefined || raw === '') return undefined;
+  const v = raw.toLowerCase();
+  if (['true', '1', 'yes'].includes(v)) return true;
+  if (['false', '0', 'no'].includes(v)) return false;
+  return 'invalid';
 }

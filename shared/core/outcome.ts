@@ -28,18 +28,19 @@ export interface Outcome {
   requeueAfterSeconds?: number;
 }
 
+// Strictly ordered, so the answer never depends on the order outcomes arrive in.
 const severity: Record<OutcomeStatus, number> = {
   ignored: 0,
   noop: 1,
-  gone: 1,
-  requeued: 2,
-  deferred: 2,
-  refused: 2,
-  'dry-run': 3,
-  acted: 3,
-  'rate-limited': 4,
-  failed: 5,
-  transient: 6,
+  gone: 2,
+  deferred: 3,
+  refused: 4,
+  requeued: 5,
+  'dry-run': 6,
+  acted: 7,
+  'rate-limited': 8,
+  failed: 9,
+  transient: 10,
 };
 
 /** The outcome that decides the HTTP status of a request that produced several. */

@@ -45,7 +45,7 @@ export class ActionBudget {
     return true;
   }
 
-  /** Seconds until at least n slots free up. */
+  /** Seconds until the oldest slot in the window frees up. */
   retryAfterSeconds(): number {
     const oldest = this.stamps[0];
     return oldest === undefined ? 1 : Math.max(1, Math.ceil((oldest + this.windowMs - this.now()) / 1000));

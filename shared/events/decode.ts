@@ -35,17 +35,41 @@ export function decodeRequest(headers: Headers, body: string): Trigger {
       'not a CloudEvent: expected ce-* headers (binary mode) or Content-Type application/cloudevents+json (structured mode)',
     );
   }
+  checkRequiredAttributes(headers, body, ctype);
   let event: CloudEvent<unknown>;
   try {
     const parsed = HTTP.toEvent({ headers, body });
     if (Array.isArray(parsed)) throw new BadRequest(400, 'batched CloudEvents are not supported: send one event per request');
     event = parsed as CloudEvent<unknown>;
-    event.validate();
+    // validate() returns false (without checking) for spec versions it does not know.
+    if (event.validate() !== true) throw new BadRequest(400, `invalid CloudEvent: unsupported specversion ${JSON.stringify(event.specversion)}`);
   } catch (e) {
     if (e instanceof BadRequest) throw e;
     throw new BadRequest(400, `invalid CloudEvent: ${describe(e)}`);
   }
   return decodeEvent(event);
+}
+
+const REQUIRED = ['specversion', 'id', 'source', 'type'] as const;
+
+/** Names missing required attributes up front: the SDK would say only "no cloud event detected" (or invent an id). */
+function checkRequiredAttributes(headers: Headers, body: string, ctype: string): void {
+  let attrs: Record<string, unknown>;
+  if (ctype.startsWith('application/cloudevents')) {
+    try {
+      attrs = JSON.parse(body) as Record<string, unknown>;
+    } catch (e) {
+      throw new BadRequest(400, `invalid CloudEvent: structured body is not valid JSON: ${describe(e)}`);
+    }
+    if (typeof attrs !== 'object' || attrs === null || Array.isArray(attrs)) throw new BadRequest(400, 'invalid CloudEvent: structured body must be a JSON object');
+  } else {
+    attrs = Object.fromEntries(REQUIRED.map((k) => [k, headers[`ce-${k}`]]));
+  }
+  const missing = REQUIRED.filter((k) => typeof attrs[k] !== 'string' || attrs[k] === '');
+  const prefix = ctype.startsWith('application/cloudevents') ? '' : 'ce-';
+  if (missing.length) throw new BadRequest(400, `invalid CloudEvent: missing required attribute${missing.length > 1 ? 's' : ''} ${missing.map((k) => prefix + k).join(', ')}`);
+  if (attrs.specversion !== '1.0') throw new BadRequest(400, `invalid CloudEvent: unsupported specversion ${JSON.stringify(attrs.specversion)} (only 1.0)`);
+  if (attrs.datacontenttype !== undefined && typeof attrs.datacontenttype !== 'string') throw new BadRequest(400, 'invalid CloudEvent: datacontenttype must be a string');
 }
 
 /** Decodes an already-parsed CloudEvent (replay files, tests). */
@@ -158,7 +182,7 @@ function parseJsonOrEmpty(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    throw new BadRequest(400, 'sweep data is not valid JSON');
+    throw new BadRequest(400, `sweep data is not valid JSON: ${JSON.stringify(text.slice(0, 80))}`);
   }
 }
 

@@ -86,7 +86,7 @@ export function createApp(deps: AppDeps): express.Express {
     if (overall !== 'ignored') elog.info({ status: code, outcome: overall, counts: countByStatus(outcomes) }, 'handled event');
     res.setHeader('olm-medic-outcome', summary(outcomes));
     const retryAfter = outcomes.find((o) => o.status === overall)?.requeueAfterSeconds;
-    if (code === 429) res.setHeader('Retry-After', String(retryAfter ?? 30));
+    if (code === 429) res.setHeader('Retry-After', String(Math.ceil(retryAfter ?? 30)));
     if (code === 503) res.setHeader('Retry-After', '1');
     if (req.headers['olm-medic-report'] === 'json') return void res.status(code).json({ status: overall, outcomes });
     if (code >= 400) return void res.status(code).json({ error: outcomes.filter((o) => o.status === overall).map((o) => `${o.function ?? ''} ${o.target ?? ''}: ${o.reason}`).join('; '), status: code });

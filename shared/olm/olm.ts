@@ -1,0 +1,85 @@
+/** Pure helpers over OLM objects (olm-facts.md). No I/O. */
+import { createHash } from 'node:crypto';
+import type { KubeObject, OwnerReference } from '../kube/types.js';
+import { ANN_OPERATOR_NAMESPACE, COMPONENT_LABEL_PREFIX, LABEL_COPIED_FROM } from './constants.js';
+
+export interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string;
+}
+
+/** OLM's unpack hash: sha256 hex of the bundle image, last char dropped (63 chars). §1.1 */
+export function unpackHash(image: string): string {
+  return createHash('sha256').update(image).digest('hex').slice(0, 63);
+}
+
+/** `<hash>` or a retry job `<hash[0:58]><5 random>`. §1.1 */
+export function isUnpackJobName(name: string): boolean {
+  return /^[0-9a-f]{63}$/.test(name) || /^[0-9a-f]{58}[0-9a-z]{5}$/.test(name);
+}
+
+/** The ConfigMap a job name belongs to: same name, or a retry name sharing the first 58 chars. */
+export function jobBelongsToConfigMap(jobName: string, cmName: string): boolean {
+  return /^[0-9a-f]{63}$/.test(cmName) && (jobName === cmName || jobName.slice(0, 58) === cmName.slice(0, 58));
+}
+
+export function conditions(obj: KubeObject | undefined): Condition[] {
+  const st = obj?.status as { conditions?: Condition[] } | undefined;
+  return Array.isArray(st?.conditions) ? st!.conditions! : [];
+}
+
+export function condition(obj: KubeObject | undefined, type: string): Condition | undefined {
+  return conditions(obj).find((c) => c.type === type);
+}
+
+export function isTrue(obj: KubeObject | undefined, type: string): boolean {
+  return condition(obj, type)?.status === 'True';
+}
+
+export function ownerRefs(obj: KubeObject): OwnerReference[] {
+  return obj.metadata.ownerReferences ?? [];
+}
+
+/** api IsCopied(): status.reason Copied, operatorNamespace annotation elsewhere, or olm.copiedFrom. §4.4 */
+export function isCopiedCsv(csv: KubeObject): boolean {
+  const st = csv.status as { reason?: string } | undefined;
+  const opNs = csv.metadata.annotations?.[ANN_OPERATOR_NAMESPACE];
+  return st?.reason === 'Copied' || (opNs !== undefined && opNs !== csv.metadata.namespace) || csv.metadata.labels?.[LABEL_COPIED_FROM] !== undefined;
+}
+
+/** OLM's component label key for <pkg>.<ns>: truncate to 63, strip trailing . _ -. §2.2 */
+export function componentLabelKey(pkg: string, namespace: string): string {
+  let name = `${pkg}.${namespace}`;
+  if (name.length > 63) name = name.slice(0, 63).replace(/[._-]+$/, '');
+  return `${COMPONENT_LABEL_PREFIX}${name}`;
+}
+
+export function seconds(iso: string | undefined): number | undefined {
+  if (!iso) return undefined;
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? undefined : t / 1000;
+}
+
+/** Parses a Go duration ("1m30s", "5m", "0") to seconds; undefined if malformed. */
+export function goDurationSeconds(s: string | undefined): number | undefined {
+  if (s === undefined) return undefined;
+  if (s === '0') return 0;
+  const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g;
+  const unit: Record<string, number> = { ns: 1e-9, us: 1e-6, µs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
+  let total = 0;
+  let consumed = 0;
+  let sign = 1;
+  let rest = s;
+  if (rest.startsWith('-')) {
+    sign = -1;
+    rest = rest.slice(1);
+  }
+  for (const m of rest.matchAll(re)) {
+    total += Number(m[1]) * unit[m[2]!]!;
+    consumed += m[0].length;
+  }
+  return consumed === rest.length && consumed > 0 ? sign * total : undefined;
+}
