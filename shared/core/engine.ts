@@ -41,7 +41,7 @@ export function createEngine(deps: EngineDeps): Engine {
     const key = `${fn.name}|${refString(ref)}`;
     return mutex.run(key, async () => {
       const outcome = await reconcileOnce(fn, ref);
-      if (outcome.requeueAfterSeconds && (outcome.status === 'requeued' || outcome.status === 'acted' || outcome.status === 'rate-limited')) {
+      if (outcome.requeueAfterSeconds && ['requeued', 'acted', 'deferred', 'refused', 'rate-limited'].includes(outcome.status)) {
         requeuer.schedule(key, outcome.requeueAfterSeconds * 1000, () => {
           reconcile(fn, ref).catch((e) => log.error({ err: e, fn: fn.name }, 'requeued reconcile failed'));
         });
@@ -56,9 +56,10 @@ export function createEngine(deps: EngineDeps): Engine {
     let lastConflict = '';
     for (let attempt = 0; attempt <= deps.maxReplans; attempt++) {
       try {
-        const observed = await fn.observe(ref, reader, options);
+        const ctx = { now: deps.now(), options };
+        const observed = await fn.observe(ref, reader, ctx);
         if (observed === undefined) return { function: fn.name, target, status: 'gone', reason: 'target no longer exists' };
-        const plan = fn.plan(observed, { now: deps.now(), options });
+        const plan = fn.plan(observed, ctx);
         deps.onPlan?.(fn.name, plan.kind);
         const result = await execute(fn.name, plan, target);
         if (result.status !== 'replan') {

@@ -70,7 +70,12 @@ export function createExecutor(deps: ExecutorDeps) {
       case 'refuse':
       case 'defer':
         await explain(fn, plan, plan.regarding.uid ? `${plan.regarding.uid}/${(plan.regarding as { resourceVersion?: string }).resourceVersion ?? ''}` : '');
-        return { ...base, status: plan.kind === 'refuse' ? 'refused' : 'deferred', reason: `${plan.reason}: ${plan.note}` };
+        return {
+          ...base,
+          status: plan.kind === 'refuse' ? 'refused' : 'deferred',
+          reason: `${plan.reason}: ${plan.note}`,
+          ...(plan.requeueAfterSeconds ? { requeueAfterSeconds: plan.requeueAfterSeconds } : {}),
+        };
       case 'act':
         return act(fn, plan, base);
     }

@@ -2,7 +2,7 @@
  * The function contract. A remediation is declarations plus a pure `plan`:
  *   targets(trigger)            which objects an event concerns — from the event alone, zero API calls
  *   sweep(read, scope)          every target worth checking, for periodic sweeps (paginated lists)
- *   observe(target, read)       the fewest reads the decision needs (undefined: target is gone)
+ *   observe(target, read, ctx)  the fewest reads the decision needs (undefined: target is gone)
  *   plan(observed, ctx)         pure decision: (observed, policy, now) -> Plan
  * Every write a plan asks for is performed by the executor (executor.ts), nowhere else.
  */
@@ -40,16 +40,17 @@ export type Action =
       verb: 'patch';
       /** target.resourceVersion is required: it is sent inside the merge patch as the precondition. */
       target: Target & { resourceVersion: string };
-      patch: { metadata?: Partial<ObjectMeta>; [field: string]: unknown };
+      /** JSON merge patch; null deletes a key. */
+      patch: { metadata?: Record<string, unknown>; [field: string]: unknown };
     });
 
 export type Plan =
   /** Nothing wrong, or not ours. No Event. */
   | { kind: 'noop'; reason: string }
   /** Something is wrong but it is not safe or not ours to fix: Warning Event, no write. */
-  | ({ kind: 'refuse' } & Explained & { regarding: Target | (Ref & { uid?: string }) })
-  /** OLM's own fix is active (or will be): Normal Event, no write. */
-  | ({ kind: 'defer' } & Explained & { regarding: Target | (Ref & { uid?: string }) })
+  | ({ kind: 'refuse' } & Explained & { regarding: Target | (Ref & { uid?: string }); requeueAfterSeconds?: number })
+  /** OLM's own fix is active (or will be): Normal Event, no write; optionally look again later. */
+  | ({ kind: 'defer' } & Explained & { regarding: Target | (Ref & { uid?: string }); requeueAfterSeconds?: number })
   /** Not yet: check again after `afterSeconds` (e.g. a fence has not expired). */
   | { kind: 'requeue'; afterSeconds: number; reason: string }
   /** Perform these writes in order. `then` re-checks after they land (e.g. wait for GC). */
@@ -75,7 +76,7 @@ export interface RemediationFunction<O = unknown> {
   /** Which targets an event concerns, from the event alone. Must not do I/O. */
   targets(trigger: ResourceTrigger): Ref[];
   sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref>;
-  observe(target: Ref, read: Reader, options: FunctionOptions): Promise<O | undefined>;
+  observe(target: Ref, read: Reader, ctx: PlanContext): Promise<O | undefined>;
   plan(observed: O, ctx: PlanContext): Plan;
   /** Default options; overridable from the environment. */
   defaults?: FunctionOptions;

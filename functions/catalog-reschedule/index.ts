@@ -1,0 +1,74 @@
+/**
+ * catalog-reschedule — a CatalogSource pod stuck on a NotReady node keeps the catalog down (olm-facts §3).
+ *   listens   Pod add/update with label olm.catalogSource; Node add/update that is not Ready; sweeps
+ *   reads     the pod(s) and their node; the catalog pods on a node; their CatalogSources
+ *   writes    delete pod with gracePeriodSeconds 0 and uid+rv preconditions
+ */
+import type { ResourceTrigger } from '../../shared/events/types.js';
+import type { RemediationFunction, SweepScope } from '../../shared/core/types.js';
+import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
+import { collect } from '../../shared/kube/collect.js';
+import { LABEL_CATALOG_SOURCE, V1ALPHA1 } from '../../shared/olm/constants.js';
+import { condition } from '../../shared/olm/olm.js';
+import { defaults, plan, type Observed, type PodFacts } from './plan.js';
+
+const NODE = { apiVersion: 'v1', kind: 'Node' };
+
+function targets(t: ResourceTrigger): Ref[] {
+  if (t.verb === 'delete') return [];
+  const o = t.object;
+  if (t.ref.kind === 'Pod' && t.ref.apiVersion === 'v1') {
+    if (!o) return [t.ref];
+    const nodeName = (o.spec as { nodeName?: string } | undefined)?.nodeName;
+    return o.metadata.labels?.[LABEL_CATALOG_SOURCE] && nodeName ? [{ ...NODE, name: nodeName }] : [];
+  }
+  if (t.ref.kind === 'Node' && t.ref.apiVersion === 'v1') {
+    return !o || condition(o, 'Ready')?.status !== 'True' ? [{ ...NODE, name: t.ref.name }] : [];
+  }
+  return [];
+}
+
+async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
+  const nodes = new Set<string>();
+  for await (const pod of read.list('v1', 'Pod', { labelSelector: LABEL_CATALOG_SOURCE, ...(scope.namespace ? { namespace: scope.namespace } : {}) })) {
+    const n = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
+    if (n && !nodes.has(n)) {
+      nodes.add(n);
+      yield { ...NODE, name: n };
+    }
+  }
+}
+
+/** Keyed by node: one node loss affects all its catalog pods at once. */
+async function observe(ref: Ref, read: Reader): Promise<Observed | undefined> {
+  let nodeName = ref.name;
+  if (ref.kind === 'Pod') {
+    const pod = await read.get(ref);
+    nodeName = (pod?.spec as { nodeName?: string } | undefined)?.nodeName ?? '';
+    if (!nodeName) return undefined;
+  }
+  const node = await read.get({ ...NODE, name: nodeName });
+  if (node && condition(node, 'Ready')?.status === 'True') return { nodeName, node, pods: [] };
+  const pods = await collect(read.list('v1', 'Pod', { labelSelector: LABEL_CATALOG_SOURCE, fieldSelector: `spec.nodeName=${nodeName}` }));
+  const catalogs = new Map<string, KubeObject | undefined>();
+  const facts: PodFacts[] = [];
+  for (const pod of pods) {
+    const name = pod.metadata.labels?.[LABEL_CATALOG_SOURCE];
+    if (!name) continue;
+    const key = `${pod.metadata.namespace}/${name}`;
+    if (!catalogs.has(key)) catalogs.set(key, await read.get({ apiVersion: V1ALPHA1, kind: 'CatalogSource', namespace: pod.metadata.namespace!, name }));
+    const catalogSource = catalogs.get(key);
+    facts.push({ pod, ...(catalogSource ? { catalogSource } : {}) });
+  }
+  return { nodeName, ...(node ? { node } : {}), pods: facts };
+}
+
+export const catalogReschedule: RemediationFunction<Observed> = {
+  name: 'catalog-reschedule',
+  summary: 'force-deletes CatalogSource pods stuck on nodes that are gone, fenced by how long the node has been gone',
+  defaults,
+  targets,
+  sweep,
+  observe,
+  plan,
+};

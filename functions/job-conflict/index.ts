@@ -1,0 +1,111 @@
+/**
+ * job-conflict — stale or invisible bundle-unpack Jobs block new Subscriptions (olm-facts §1).
+ *   listens   Job add/update (unpack-hash names), Subscription add/update (stuck on unpack), sweeps
+ *   reads     the job(s) and owner ConfigMaps; then, only if one looks stale: CatalogSources in the
+ *             namespace, Subscriptions and OperatorGroups of subscribers, pending InstallPlans
+ *   writes    delete Job / empty ConfigMap (uid+rv preconditions), annotate stuck Subscriptions
+ */
+import type { ResourceTrigger } from '../../shared/events/types.js';
+import type { PlanContext, RemediationFunction, SweepScope } from '../../shared/core/types.js';
+import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
+import { ANN_UNPACK_RETRY, LABEL_MANAGED, V1, V1ALPHA1 } from '../../shared/olm/constants.js';
+import { goDurationSeconds, isUnpackJobName } from '../../shared/olm/olm.js';
+import { collect } from '../../shared/kube/collect.js';
+import { configMapOwner, decideJob, defaults, identityProblem, isStuckOnUnpack, jobState, plan, type JobFacts, type Observed } from './plan.js';
+
+const JOB = { apiVersion: 'batch/v1', kind: 'Job' };
+
+function targets(t: ResourceTrigger): Ref[] {
+  if (t.verb === 'delete') return [];
+  const { kind, apiVersion, name } = t.ref;
+  if (kind === 'Job' && apiVersion === 'batch/v1') {
+    if (!isUnpackJobName(name)) return [];
+    return !t.object || !identityProblem(t.object) ? [t.ref] : [];
+  }
+  if (kind === 'Subscription' && apiVersion === V1ALPHA1) return !t.object || isStuckOnUnpack(t.object) ? [t.ref] : [];
+  return [];
+}
+
+async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
+  // No label selector: the jobs that matter most are the ones missing OLM's labels.
+  for await (const job of read.list(JOB.apiVersion, JOB.kind, scope.namespace ? { namespace: scope.namespace } : {})) {
+    if (isUnpackJobName(job.metadata.name) && !identityProblem(job)) yield { ...JOB, name: job.metadata.name, namespace: job.metadata.namespace! };
+  }
+}
+
+async function observe(ref: Ref, read: Reader, ctx: PlanContext): Promise<Observed | undefined> {
+  let namespace: string;
+  let jobs: KubeObject[];
+  if (ref.kind === 'Subscription') {
+    const sub = await read.get(ref);
+    if (!sub) return undefined;
+    namespace = (sub.spec as { sourceNamespace?: string } | undefined)?.sourceNamespace ?? '';
+    if (!namespace) return undefined;
+    jobs = (await collect(read.list(JOB.apiVersion, JOB.kind, { namespace }))).filter((j) => isUnpackJobName(j.metadata.name) && !identityProblem(j));
+  } else {
+    const job = await read.get(ref);
+    if (!job) return undefined;
+    namespace = ref.namespace!;
+    jobs = [job];
+  }
+  const facts: JobFacts[] = [];
+  for (const job of jobs) {
+    const owner = configMapOwner(job);
+    const configMap = owner ? await read.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: owner.name }) : undefined;
+    facts.push({ job, ...(configMap ? { configMap } : {}), configMapInUse: false });
+  }
+  const base: Observed = { namespace, catalogSources: [], olmLabelsObjects: false, jobs: facts, subscribers: [], retryIntervalNamespaces: [] };
+  // Cheap first pass with no further reads: stop here when every job is certainly fine.
+  const optimistic = { ...base, catalogSources: ['?'], olmLabelsObjects: true };
+  if (facts.every((f) => 'skip' in decideJob(f, optimistic, ctx))) return base;
+
+  const catalogSources = (await collect(read.list(V1ALPHA1, 'CatalogSource', { namespace }))).map((c) => c.metadata.name);
+  const olmLabelsObjects =
+    facts.some((f) => f.configMap?.metadata.labels?.[LABEL_MANAGED] === 'true') ||
+    (await collect(read.list('v1', 'Pod', { namespace, labelSelector: `olm.catalogSource,${LABEL_MANAGED}=true`, pageSize: 1 }), 1)).length > 0;
+  const subscribers = (await collect(read.list(V1ALPHA1, 'Subscription'))).filter(
+    (s) => (s.spec as { sourceNamespace?: string } | undefined)?.sourceNamespace === namespace,
+  );
+  const retryIntervalNamespaces: string[] = [];
+  for (const ns of new Set(subscribers.map((s) => s.metadata.namespace!))) {
+    const ogs = await collect(read.list(V1, 'OperatorGroup', { namespace: ns }));
+    // OLM reads the annotation only when the namespace has exactly one OperatorGroup (§1.4).
+    const retry = ogs.length === 1 ? goDurationSeconds(ogs[0]!.metadata.annotations?.[ANN_UNPACK_RETRY]) : undefined;
+    if (retry !== undefined && retry > 0) retryIntervalNamespaces.push(ns);
+  }
+  if (facts.some((f) => jobState(f.job).kind === 'failed' && f.configMap)) {
+    const inUse = await configMapsInUse(read, namespace);
+    for (const f of facts) f.configMapInUse = f.configMap ? inUse.has(f.configMap.metadata.name) : false;
+  }
+  return { ...base, catalogSources, olmLabelsObjects, subscribers, retryIntervalNamespaces };
+}
+
+/** ConfigMaps in `namespace` that an InstallPlan awaiting approval or installing still references (§1.6). */
+async function configMapsInUse(read: Reader, namespace: string): Promise<Set<string>> {
+  const used = new Set<string>();
+  for await (const ip of read.list(V1ALPHA1, 'InstallPlan')) {
+    const st = ip.status as { phase?: string; plan?: { resource?: { manifest?: string } }[] } | undefined;
+    if (st?.phase !== 'RequiresApproval' && st?.phase !== 'Installing') continue;
+    for (const step of st.plan ?? []) {
+      const m = step.resource?.manifest;
+      if (!m || !m.includes('"ConfigMap"')) continue;
+      try {
+        const r = JSON.parse(m) as { kind?: string; name?: string; namespace?: string };
+        if (r.kind === 'ConfigMap' && r.namespace === namespace && r.name) used.add(r.name);
+      } catch {
+        /* an inline manifest, not a reference */
+      }
+    }
+  }
+  return used;
+}
+
+export const jobConflict: RemediationFunction<Observed> = {
+  name: 'job-conflict',
+  summary: 'removes failed, stale or OLM-invisible bundle-unpack Jobs and nudges the Subscriptions they block',
+  defaults,
+  targets,
+  sweep,
+  observe,
+  plan,
+};

@@ -1,0 +1,62 @@
+/**
+ * ownerref-repair — an InstallPlan misses the ownerReference to a Subscription that uses it (olm-facts §2).
+ *   listens   InstallPlan add/update, Subscription add/update with status.installPlanRef, sweeps
+ *   reads     the InstallPlan, the Subscriptions in its namespace
+ *   writes    one merge patch of InstallPlan metadata (ownerReferences, component label) with a
+ *             resourceVersion precondition
+ */
+import type { ResourceTrigger } from '../../shared/events/types.js';
+import type { RemediationFunction, SweepScope } from '../../shared/core/types.js';
+import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
+import { collect } from '../../shared/kube/collect.js';
+import { V1ALPHA1 } from '../../shared/olm/constants.js';
+import { plan, type Observed } from './plan.js';
+
+const IP = { apiVersion: V1ALPHA1, kind: 'InstallPlan' };
+
+function installPlanOf(sub: KubeObject): Ref | undefined {
+  const ref = (sub.status as { installPlanRef?: { name?: string } } | undefined)?.installPlanRef;
+  return ref?.name ? { ...IP, namespace: sub.metadata.namespace!, name: ref.name } : undefined;
+}
+
+function targets(t: ResourceTrigger): Ref[] {
+  if (t.verb === 'delete' || t.ref.apiVersion !== V1ALPHA1) return [];
+  if (t.ref.kind === 'InstallPlan') return [t.ref];
+  if (t.ref.kind === 'Subscription') {
+    if (!t.object) return [t.ref];
+    const ip = installPlanOf(t.object);
+    // Zero-cost filter: a Subscription without an installPlanRef owns nothing yet.
+    return ip ? [ip] : [];
+  }
+  return [];
+}
+
+async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
+  for await (const sub of read.list(V1ALPHA1, 'Subscription', scope.namespace ? { namespace: scope.namespace } : {})) {
+    const ip = installPlanOf(sub);
+    if (ip) yield ip;
+  }
+}
+
+async function observe(ref: Ref, read: Reader): Promise<Observed | undefined> {
+  let ipRef = ref;
+  if (ref.kind === 'Subscription') {
+    const sub = await read.get(ref);
+    const r = sub && installPlanOf(sub);
+    if (!r) return undefined;
+    ipRef = r;
+  }
+  const installPlan = await read.get(ipRef);
+  if (!installPlan) return undefined;
+  const subscriptions = await collect(read.list(V1ALPHA1, 'Subscription', { namespace: ipRef.namespace! }));
+  return { installPlan, subscriptions };
+}
+
+export const ownerrefRepair: RemediationFunction<Observed> = {
+  name: 'ownerref-repair',
+  summary: 'adds the missing non-blocking Subscription ownerReference (and component label) to InstallPlans',
+  targets,
+  sweep,
+  observe,
+  plan,
+};

@@ -1,0 +1,86 @@
+/**
+ * ownerref-repair: the pure decision (olm-facts §2). An InstallPlan must be owned (non-blocking,
+ * never controller) by every Subscription whose status.installPlanRef points at it (name AND uid)
+ * and that it really serves; and carry the operators.coreos.com/<pkg>.<ns> component label.
+ * One merge patch with the full ownerReferences list and a resourceVersion precondition, so two
+ * concurrent repairs can never lose an owner: the loser gets 409, re-reads and re-plans.
+ */
+import type { Plan, PlanContext } from '../../shared/core/types.js';
+import { target } from '../../shared/core/types.js';
+import type { KubeObject, OwnerReference } from '../../shared/kube/types.js';
+import { ANN_GENERATED_BY, V1ALPHA1 } from '../../shared/olm/constants.js';
+import { componentLabelKey } from '../../shared/olm/olm.js';
+
+export interface Observed {
+  installPlan: KubeObject;
+  /** Subscriptions in the InstallPlan's namespace. */
+  subscriptions: KubeObject[];
+}
+
+interface SubStatus {
+  currentCSV?: string;
+  installPlanRef?: { name?: string; namespace?: string; uid?: string; kind?: string };
+  installplan?: { name?: string; uuid?: string };
+}
+
+/** Why `sub` is (or is not) a Subscription this plan must be owned by. */
+export function servesPlan(sub: KubeObject, ip: KubeObject): { ok: true } | { ok: false; why: string } {
+  if (sub.metadata.deletionTimestamp) return { ok: false, why: 'being deleted' };
+  const st = (sub.status ?? {}) as SubStatus;
+  const ref = st.installPlanRef;
+  if (!ref || ref.name !== ip.metadata.name) return { ok: false, why: 'installPlanRef points elsewhere' };
+  if (ref.uid !== ip.metadata.uid) return { ok: false, why: `installPlanRef uid ${ref.uid} is not this plan's uid` };
+  if (ref.namespace && ref.namespace !== ip.metadata.namespace) return { ok: false, why: 'installPlanRef namespace differs' };
+  if (st.installplan?.uuid && st.installplan.uuid !== ip.metadata.uid) return { ok: false, why: 'status.installplan.uuid differs' };
+  const csvs = ((ip.spec as { clusterServiceVersionNames?: string[] } | undefined)?.clusterServiceVersionNames ?? []);
+  const generatedBy = sub.metadata.annotations?.[ANN_GENERATED_BY];
+  if (!(st.currentCSV && csvs.includes(st.currentCSV)) && generatedBy !== ip.metadata.name) {
+    return { ok: false, why: `currentCSV ${st.currentCSV ?? '(none)'} is not in the plan's clusterServiceVersionNames` };
+  }
+  return { ok: true };
+}
+
+export function subscriptionOwner(sub: KubeObject): OwnerReference {
+  return { apiVersion: V1ALPHA1, kind: 'Subscription', name: sub.metadata.name, uid: sub.metadata.uid!, controller: false, blockOwnerDeletion: false };
+}
+
+export function plan(o: Observed, _ctx: PlanContext): Plan {
+  const ip = o.installPlan;
+  if (ip.metadata.deletionTimestamp) return { kind: 'noop', reason: 'InstallPlan is being deleted' };
+  const owners = ip.metadata.ownerReferences ?? [];
+  const serving = o.subscriptions.filter((s) => servesPlan(s, ip).ok);
+  const missingOwners = serving.filter((s) => !owners.some((r) => r.uid === s.metadata.uid));
+  const labels = ip.metadata.labels ?? {};
+  const missingLabels = [
+    ...new Set(
+      serving
+        .map((s) => componentLabelKey((s.spec as { name?: string } | undefined)?.name ?? '', s.metadata.namespace!))
+        .filter((k) => !(k in labels) && !k.endsWith('/.')),
+    ),
+  ];
+  if (missingOwners.length === 0 && missingLabels.length === 0) {
+    return { kind: 'noop', reason: serving.length ? 'owners and labels complete' : 'no Subscription references this InstallPlan' };
+  }
+  const names = missingOwners.map((s) => s.metadata.name);
+  const patch: { metadata: Record<string, unknown> } = { metadata: {} };
+  if (missingOwners.length) patch.metadata.ownerReferences = [...owners, ...missingOwners.map(subscriptionOwner)];
+  if (missingLabels.length) patch.metadata.labels = Object.fromEntries(missingLabels.map((k) => [k, '']));
+  const what = [
+    missingOwners.length && `ownerReference to Subscription ${names.join(', ')} (non-blocking, not controller)`,
+    missingLabels.length && `component label ${missingLabels.join(', ')}`,
+  ].filter(Boolean);
+  const t = target(ip);
+  return {
+    kind: 'act',
+    summary: `repaired InstallPlan ${ip.metadata.name}`,
+    actions: [
+      {
+        verb: 'patch',
+        target: { ...t, resourceVersion: ip.metadata.resourceVersion! },
+        patch,
+        reason: missingOwners.length ? 'InstallPlanOwnerAdded' : 'InstallPlanLabelRestored',
+        note: `Added ${what.join(' and ')} to InstallPlan ${ip.metadata.name}: the Subscription's status.installPlanRef (name and uid) points at it and it installs its CSV.`,
+      },
+    ],
+  };
+}
