@@ -1,6 +1,6 @@
 /**
  * Finds the control-plane binaries, in this order:
- *   1. KUBEBUILDER_ASSETS (envtest convention: etcd, kube-apiserver; kube-controller-manager if present)
+ *   1. KUBEBUILDER_ASSETS (envtest convention: etcd, kube-apiserver; the others are taken from 2/3 if absent)
  *   2. the versioned cache directory outside the repo (~/.cache/olm-medic/k8s-<v>-...)
  *   3. built from the Go module proxy into that cache by build.sh (progress on stderr)
  */
@@ -13,7 +13,8 @@ export interface Binaries {
   etcd: string;
   kubeApiserver: string;
   kubeControllerManager: string;
-  adapter?: string;
+  adapter: string;
+  kustomize: string;
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -28,27 +29,23 @@ function fromDir(dir: string): Partial<Binaries> {
   set('kubeApiserver', p('kube-apiserver'));
   set('kubeControllerManager', p('kube-controller-manager'));
   set('adapter', p('apiserver_receive_adapter'));
+  set('kustomize', p('kustomize'));
   return out;
 }
 
 /** Runs build.sh (which skips what is cached) and returns its bin directory. */
-export function buildIntoCache(opts: { adapter?: boolean } = {}): string {
-  const out = execFileSync('bash', [join(here, 'build.sh')], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, ...(opts.adapter ? {} : { OLM_MEDIC_SKIP_ADAPTER: '1' }) },
-    encoding: 'utf8',
-  });
+export function buildIntoCache(): string {
+  const out = execFileSync('bash', [join(here, 'build.sh')], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
   const lines = out.trim().split('\n');
   return lines[lines.length - 1]!;
 }
 
-export function findBinaries(opts: { adapter?: boolean } = {}): Binaries {
+export function findBinaries(): Binaries {
   const assets = process.env.KUBEBUILDER_ASSETS ? fromDir(process.env.KUBEBUILDER_ASSETS) : {};
-  const need = (b: Partial<Binaries>): boolean =>
-    !b.etcd || !b.kubeApiserver || !b.kubeControllerManager || (opts.adapter === true && !b.adapter);
+  const need = (b: Partial<Binaries>): boolean => !b.etcd || !b.kubeApiserver || !b.kubeControllerManager || !b.adapter || !b.kustomize;
   let found: Partial<Binaries> = { ...assets };
   if (need(found)) {
-    const cache = fromDir(buildIntoCache(opts));
+    const cache = fromDir(buildIntoCache());
     found = { ...cache, ...Object.fromEntries(Object.entries(assets).filter(([, v]) => v)) };
   }
   if (need(found)) throw new Error(`control-plane binaries missing after build: ${JSON.stringify(found)}`);

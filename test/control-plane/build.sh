@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the test control plane (etcd, kube-apiserver, kube-controller-manager) and Knative's
-# ApiServerSource receive adapter from the Go module proxy into a versioned cache directory
+# ApiServerSource receive adapter (and kustomize, to render infra/) from the Go module proxy into a versioned cache directory
 # outside the repository. Skips any binary that is already there. Prints progress.
 #
 #   OLM_MEDIC_CACHE   cache root (default: $XDG_CACHE_HOME/olm-medic or ~/.cache/olm-medic)
@@ -13,11 +13,12 @@ modver() { # module-dir module-path -> version from that go.mod (single-line or 
 K8S_VERSION=$(modver go k8s.io/kubernetes)
 ETCD_VERSION=$(modver go go.etcd.io/etcd/server/v3)
 ADAPTER_VERSION=$(modver adapter knative.dev/eventing)
+KUSTOMIZE_VERSION=v5.8.0  # v5.8.1+ need Go >= 1.27
 for v in K8S_VERSION ETCD_VERSION ADAPTER_VERSION; do
   [ -n "${!v}" ] || { echo "[control-plane] cannot read $v from the wrapper go.mod files" >&2; exit 1; }
 done
 root=${OLM_MEDIC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/olm-medic}
-bin="$root/k8s-$K8S_VERSION-etcd-$ETCD_VERSION-eventing-$ADAPTER_VERSION"
+bin="$root/k8s-$K8S_VERSION-etcd-$ETCD_VERSION-eventing-$ADAPTER_VERSION-kustomize-$KUSTOMIZE_VERSION"
 mkdir -p "$bin"
 export GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0 GOFLAGS=-mod=readonly
 
@@ -39,7 +40,10 @@ build() { # name dir pkg ldflags
 build etcd go go.etcd.io/etcd/server/v3 "-s -w"
 build kube-apiserver go k8s.io/kubernetes/cmd/kube-apiserver "$ldk"
 build kube-controller-manager go k8s.io/kubernetes/cmd/kube-controller-manager "$ldk"
-if [ "${OLM_MEDIC_SKIP_ADAPTER:-}" != 1 ]; then
-  build apiserver_receive_adapter adapter knative.dev/eventing/cmd/apiserver_receive_adapter "-s -w"
+build apiserver_receive_adapter adapter knative.dev/eventing/cmd/apiserver_receive_adapter "-s -w"
+# kustomize has no replace directives, so a plain versioned install works.
+if [ ! -x "$bin/kustomize" ]; then
+  echo "[control-plane] building kustomize $KUSTOMIZE_VERSION from the Go module proxy..." >&2
+  GOFLAGS= GOBIN="$bin" go install "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION" >&2
 fi
 echo "$bin"

@@ -11,6 +11,8 @@ export interface ProvidedControlPlane {
   /** A separate identity for spawned server processes, so their requests are counted apart. */
   serverKubeconfig: string;
   auditLog: string;
+  /** Paths of the cached binaries (kustomize, adapter, ...). */
+  binaries: { kustomize: string; adapter: string };
 }
 
 declare module 'vitest' {
@@ -31,6 +33,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     medicKubeconfig: cp.medic.kubeconfig,
     serverKubeconfig: cp.user('olm-medic-server').kubeconfig,
     auditLog: `${cp.dir}/audit.log`,
+    binaries: { kustomize: cp.binaries.kustomize, adapter: cp.binaries.adapter },
   });
   return async () => {
     await cp?.stop();
