@@ -2,6 +2,7 @@
 import type { TestProject } from 'vitest/node';
 import { startControlPlane, type ControlPlane } from './control-plane.js';
 import { installCrds } from './crds.js';
+import { shippedKubeconfig, SHIPPED_USER } from './shipped-identity.js';
 
 export interface ProvidedControlPlane {
   server: string;
@@ -10,6 +11,11 @@ export interface ProvidedControlPlane {
   medicKubeconfig: string;
   /** A separate identity for spawned server processes, so their requests are counted apart. */
   serverKubeconfig: string;
+  /** The ServiceAccount shipped in infra/, with exactly the shipped RBAC. */
+  shippedKubeconfig: string;
+  shippedUser: string;
+  /** The ApiServerSource's shipped ServiceAccount (get/list/watch only). */
+  sourceKubeconfig: string;
   auditLog: string;
   /** Paths of the cached binaries (kustomize, adapter, ...). */
   binaries: { kustomize: string; adapter: string };
@@ -32,6 +38,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     adminKubeconfig: cp.admin.kubeconfig,
     medicKubeconfig: cp.medic.kubeconfig,
     serverKubeconfig: cp.user('olm-medic-server').kubeconfig,
+    shippedKubeconfig: await shippedKubeconfig(cp),
+    shippedUser: SHIPPED_USER,
+    sourceKubeconfig: await shippedKubeconfig(cp, 'olm-medic-source'),
     auditLog: `${cp.dir}/audit.log`,
     binaries: { kustomize: cp.binaries.kustomize, adapter: cp.binaries.adapter },
   });

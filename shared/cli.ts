@@ -1,0 +1,105 @@
+/**
+ * olm-medic CLI, for clusters not on Knative yet (uses the current kubeconfig):
+ *   olm-medic sweep  [--dry-run] [--function NAME]... [--namespace NS] [-o table|json]
+ *   olm-medic replay FILE.jsonl [--dry-run] [--function NAME]... [-o table|json]
+ * Exit codes: 0 clean (nothing to do), 3 acted (or would have, in dry-run), 1 failed, 2 usage.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import { ConfigError, loadConfig } from './core/config.js';
+import type { Outcome } from './core/outcome.js';
+import { decodeEvent } from './events/decode.js';
+import { parseJsonl } from './events/jsonl.js';
+import { createRuntime } from './wiring.js';
+import { allFunctions } from '../functions/index.js';
+
+export const EXIT = { clean: 0, failed: 1, usage: 2, acted: 3 } as const;
+
+const USAGE = `usage: olm-medic sweep  [--dry-run] [--function NAME]... [--namespace NS] [-o table|json]
+       olm-medic replay FILE.jsonl [--dry-run] [--function NAME]... [-o table|json]`;
+
+export interface CliIo {
+  out: (s: string) => void;
+  err: (s: string) => void;
+  env: Record<string, string | undefined>;
+}
+
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  let args;
+  try {
+    args = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        'dry-run': { type: 'boolean' },
+        function: { type: 'string', multiple: true },
+        namespace: { type: 'string' },
+        output: { type: 'string', short: 'o', default: 'table' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    io.err(`${e instanceof Error ? e.message : e}\n${USAGE}`);
+    return EXIT.usage;
+  }
+  const [cmd, file] = args.positionals;
+  if (args.values.help) return io.out(USAGE), EXIT.clean;
+  if ((cmd !== 'sweep' && cmd !== 'replay') || (cmd === 'replay' && !file) || !['table', 'json'].includes(args.values.output!)) {
+    io.err(USAGE);
+    return EXIT.usage;
+  }
+  const env = {
+    LOG_LEVEL: 'silent',
+    ...io.env,
+    ...(args.values['dry-run'] ? { DRY_RUN: 'true' } : {}),
+    ...(args.values.function ? { ENABLED_FUNCTIONS: args.values.function.join(',') } : {}),
+  };
+  let rt;
+  try {
+    const config = loadConfig(env, allFunctions);
+    rt = createRuntime(config, allFunctions, { log: pino({ level: config.logLevel }, pino.destination(2)) });
+  } catch (e) {
+    io.err(e instanceof ConfigError ? e.message : `cannot start: ${e instanceof Error ? e.message : e}`);
+    return EXIT.usage;
+  }
+  const outcomes: Outcome[] = [];
+  try {
+    if (cmd === 'sweep') {
+      outcomes.push(...(await rt.engine.handle({ kind: 'sweep', ...(args.values.namespace ? { namespace: args.values.namespace } : {}), meta: { id: 'cli', source: 'olm-medic-cli', type: 'io.olm-medic.sweep' } })));
+    } else {
+      const events = parseJsonl(readFileSync(file!, 'utf8'), file);
+      for (const ev of events) outcomes.push(...(await rt.engine.handle(decodeEvent(ev))));
+    }
+  } catch (e) {
+    io.err(`${cmd} failed: ${e instanceof Error ? e.message : e}`);
+    return EXIT.failed;
+  } finally {
+    rt.engine.close();
+  }
+  const shown = outcomes.filter((o) => o.status !== 'noop' && o.status !== 'ignored' && o.status !== 'gone');
+  if (args.values.output === 'json') io.out(JSON.stringify({ dryRun: rt.config.dryRun, outcomes: shown, total: outcomes.length }, null, 2));
+  else io.out(table(shown, outcomes.length, rt.config.dryRun));
+  if (outcomes.some((o) => o.status === 'failed' || o.status === 'transient')) return EXIT.failed;
+  if (outcomes.some((o) => ['acted', 'dry-run', 'refused', 'deferred', 'requeued', 'rate-limited'].includes(o.status))) return EXIT.acted;
+  return EXIT.clean;
+}
+
+function table(rows: Outcome[], total: number, dryRun: boolean): string {
+  const head = ['FUNCTION', 'TARGET', 'RESULT', 'ACTIONS', 'REASON'];
+  const body = rows.map((o) => [
+    o.function ?? '-',
+    o.target ?? '-',
+    o.status,
+    (o.actions ?? []).map((a) => `${a.verb} ${a.target}`).join(', ') || '-',
+    o.reason.length > 100 ? `${o.reason.slice(0, 97)}...` : o.reason,
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
+  const fmt = (r: string[]): string => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
+  const summary = `${total} checked, ${rows.length} finding(s)${dryRun ? ' (dry-run: nothing was changed)' : ''}`;
+  return rows.length ? [fmt(head), ...body.map(fmt), '', summary].join('\n') : `clean: ${summary}`;
+}
+
+if (process.argv[1] && /cli\.(m?js|ts)$/.test(process.argv[1])) {
+  runCli(process.argv.slice(2), { out: (s) => console.log(s), err: (s) => console.error(s), env: process.env }).then((code) => process.exit(code));
+}
