@@ -67,6 +67,7 @@ export function createRuntime(config: Config, functions: AnyFunction[], o: Runti
     log,
     maxReplans: config.maxReplans,
     sweepConcurrency: config.sweepConcurrency,
+    followUps: 3,
     onPlan: (fn, decision) => metrics.plans.inc({ function: fn, decision }),
   });
   return { config, kube, engine, metrics, log };

@@ -21,6 +21,8 @@ export interface EngineDeps {
   log: Logger;
   maxReplans: number;
   sweepConcurrency: number;
+  /** Immediate re-checks after an action that asks to be re-checked (0 disables). */
+  followUps: number;
   onPlan?: (fn: string, decision: string) => void;
 }
 
@@ -40,7 +42,13 @@ export function createEngine(deps: EngineDeps): Engine {
   async function reconcile(fn: AnyFunction, ref: Ref): Promise<Outcome> {
     const key = `${fn.name}|${refString(ref)}`;
     return mutex.run(key, async () => {
-      const outcome = await reconcileOnce(fn, ref);
+      let outcome = await reconcileOnce(fn, ref);
+      // Many follow-ups (GC of cluster-scoped objects, finalizer removal) are ready at once: look
+      // again right away a few times before falling back to a timer.
+      for (let pass = 0; pass < deps.followUps && outcome.status === 'acted' && outcome.requeueAfterSeconds; pass++) {
+        const next = await reconcileOnce(fn, ref);
+        outcome = merge(outcome, next);
+      }
       if (outcome.requeueAfterSeconds && ['requeued', 'acted', 'deferred', 'refused', 'rate-limited'].includes(outcome.status)) {
         requeuer.schedule(key, outcome.requeueAfterSeconds * 1000, () => {
           reconcile(fn, ref).catch((e) => log.error({ err: e, fn: fn.name }, 'requeued reconcile failed'));
@@ -73,6 +81,16 @@ export function createEngine(deps: EngineDeps): Engine {
       }
     }
     return { function: fn.name, target, status: 'transient', reason: `state kept changing (${deps.maxReplans + 1} attempts): ${lastConflict}` };
+  }
+
+  /** The combined outcome of an action and its immediate follow-up. */
+  function merge(first: Outcome, next: Outcome): Outcome {
+    const actions = [...(first.actions ?? []), ...(next.actions ?? [])];
+    if (next.status === 'acted' || next.status === 'noop' || next.status === 'gone' || next.status === 'requeued') {
+      const { requeueAfterSeconds: _r, ...rest } = first;
+      return { ...rest, status: 'acted', reason: next.status === 'acted' ? `${first.reason}; ${next.reason}` : first.reason, actions, ...(next.requeueAfterSeconds ? { requeueAfterSeconds: next.requeueAfterSeconds } : {}) };
+    }
+    return { ...next, actions };
   }
 
   function failure(fn: string, target: string, e: unknown): Outcome {

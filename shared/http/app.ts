@@ -83,7 +83,10 @@ export function createApp(deps: AppDeps): express.Express {
     const overall = worst(outcomes);
     metrics.events.inc({ type: trigger.meta.type, outcome: overall });
     metrics.eventSeconds.observe({ kind: trigger.kind }, (performance.now() - started) / 1000);
-    if (overall !== 'ignored') elog.info({ status: code, outcome: overall, counts: countByStatus(outcomes) }, 'handled event');
+    if (overall !== 'ignored') {
+      const actions = outcomes.flatMap((o) => (o.actions ?? []).map((a) => `${o.function}:${a.reason}`));
+      elog.info({ status: code, outcome: overall, counts: countByStatus(outcomes), ...(actions.length ? { actions } : {}) }, 'handled event');
+    }
     res.setHeader('olm-medic-outcome', summary(outcomes));
     const retryAfter = outcomes.find((o) => o.status === overall)?.requeueAfterSeconds;
     if (code === 429) res.setHeader('Retry-After', String(Math.ceil(retryAfter ?? 30)));
