@@ -39,7 +39,21 @@ export function createEngine(deps: EngineDeps): Engine {
   const requeuer = new Requeuer(1_000);
   const mutex = new KeyedMutex();
 
-  async function reconcile(fn: AnyFunction, ref: Ref): Promise<Outcome> {
+  async function reconcile(fn: AnyFunction, ref: Ref, chain = true): Promise<Outcome> {
+    const outcome = await reconcileKey(fn, ref);
+    // An object we deleted is still held by a finalizer (maybe ours): check it now, for every
+    // function, instead of waiting for its next event. One level deep, never recursive.
+    if (chain) {
+      const held = (outcome.actions ?? []).flatMap((a) => (a.held ? [a.held] : []));
+      for (const h of held) {
+        const t = { kind: 'resource' as const, verb: 'update' as const, mode: 'reference' as const, ref: h, meta: { id: 'held', source: 'olm-medic', type: 'io.olm-medic.held' } };
+        for (const f of functions) for (const r of f.targets(t)) await reconcile(f, r, false);
+      }
+    }
+    return outcome;
+  }
+
+  async function reconcileKey(fn: AnyFunction, ref: Ref): Promise<Outcome> {
     const key = `${fn.name}|${refString(ref)}`;
     return mutex.run(key, async () => {
       let outcome = await reconcileOnce(fn, ref);

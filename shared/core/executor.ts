@@ -26,7 +26,7 @@ export type ExecResult = Outcome | { status: 'replan'; reason: string };
 export function createExecutor(deps: ExecutorDeps) {
   const { writer, recorder, policy, budget } = deps;
 
-  async function perform(action: Action): Promise<'done' | 'gone' | 'dry-run'> {
+  async function perform(action: Action): Promise<'done' | 'gone' | 'dry-run' | 'held'> {
     const dryRun = policy.dryRun;
     if (action.verb === 'delete') {
       const r = await writer.delete(action.target, {
@@ -36,7 +36,7 @@ export function createExecutor(deps: ExecutorDeps) {
         ...(action.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: action.gracePeriodSeconds } : {}),
         dryRun,
       });
-      return r === 'gone' ? 'gone' : dryRun ? 'dry-run' : 'done';
+      return r === 'gone' ? 'gone' : dryRun ? 'dry-run' : r === 'pending' ? 'held' : 'done';
     }
     const patch = { ...action.patch, metadata: { ...action.patch.metadata, resourceVersion: action.target.resourceVersion } };
     try {
@@ -107,8 +107,11 @@ export function createExecutor(deps: ExecutorDeps) {
     const results: ActionResult[] = [];
     for (const action of plan.actions) {
       let result: ActionResult['result'];
+      let held = false;
       try {
-        result = await perform(action);
+        const r = await perform(action);
+        held = r === 'held';
+        result = r === 'held' ? 'done' : r;
       } catch (e) {
         if (e instanceof KubeError && e.conflict) {
           deps.onAction?.(fn, action, 'conflict');
@@ -118,7 +121,8 @@ export function createExecutor(deps: ExecutorDeps) {
         throw e;
       }
       deps.onAction?.(fn, action, result);
-      results.push({ verb: action.verb, target: refString(action.target), reason: action.reason, result });
+      const { apiVersion, kind, name, namespace } = action.target;
+      results.push({ verb: action.verb, target: refString(action.target), reason: action.reason, result, ...(held ? { held: { apiVersion, kind, name, ...(namespace ? { namespace } : {}) } } : {}) });
       if (result !== 'gone') {
         await recorder.record({
           fn,

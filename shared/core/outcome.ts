@@ -17,6 +17,8 @@ export interface ActionResult {
   target: string;
   reason: string;
   result: 'done' | 'gone' | 'dry-run';
+  /** Deleted, but finalizers still hold it: the engine re-checks it at once for every function. */
+  held?: { apiVersion: string; kind: string; namespace?: string; name: string };
 }
 
 export interface Outcome {

@@ -147,7 +147,7 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
       } while (cont);
     },
 
-    async delete(ref: Ref, opts: DeleteOptions): Promise<'deleted' | 'gone'> {
+    async delete(ref: Ref, opts: DeleteOptions): Promise<'deleted' | 'pending' | 'gone'> {
       const { path, plural } = pathOf(ref);
       const body = {
         apiVersion: 'v1',
@@ -159,8 +159,12 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
         ...(opts.dryRun ? { dryRun: ['All'] } : {}),
       };
       try {
-        await request({ method: HttpMethod.DELETE, path, body, verb: 'delete', resource: plural, query: { dryRun: dry(opts) } });
-        return 'deleted';
+        const res = (await request({ method: HttpMethod.DELETE, path, body, verb: 'delete', resource: plural, query: { dryRun: dry(opts) } })) as
+          | { kind?: string; metadata?: { deletionTimestamp?: string; finalizers?: string[] } }
+          | undefined;
+        // The apiserver answers with the object while finalizers hold it, with a Status once it is gone.
+        const held = res && res.kind !== 'Status' && res.metadata?.deletionTimestamp && (res.metadata.finalizers?.length ?? 0) > 0;
+        return held ? 'pending' : 'deleted';
       } catch (e) {
         if (e instanceof KubeError && e.notFound) return 'gone';
         throw e;

@@ -75,8 +75,11 @@ export interface Reader {
 
 /** Write access, held by the executor alone. */
 export interface Writer {
-  /** Returns 'gone' when the object no longer exists (that is success, not an error). */
-  delete(ref: Ref, opts: DeleteOptions): Promise<'deleted' | 'gone'>;
+  /**
+   * 'deleted': removed; 'pending': still present, held by finalizers (deletionTimestamp set);
+   * 'gone': it did not exist (that is success, not an error).
+   */
+  delete(ref: Ref, opts: DeleteOptions): Promise<'deleted' | 'pending' | 'gone'>;
   /** JSON merge patch; include metadata.resourceVersion in the patch as the precondition. */
   mergePatch(ref: Ref, patch: Record<string, unknown>, opts: PatchOptions): Promise<KubeObject>;
   create(obj: KubeObject, opts: WriteOptions): Promise<KubeObject>;

@@ -12,7 +12,7 @@ import type { AuditEntry } from '../control-plane/control-plane.js';
 
 export interface TestCluster {
   admin: Kube;
-  kubeconfig: { admin: string; medic: string; server: string };
+  kubeconfig: { admin: string; medic: string; server: string; shipped: string };
   /** Creates a fresh namespace (unique name) and returns its name. */
   namespace(prefix?: string): Promise<string>;
   create<T extends KubeObject>(obj: T): Promise<T>;
@@ -41,7 +41,7 @@ export function testCluster(): TestCluster {
   const admin = createKube(loadKubeConfig(cp.adminKubeconfig));
   return {
     admin,
-    kubeconfig: { admin: cp.adminKubeconfig, medic: cp.medicKubeconfig, server: cp.serverKubeconfig },
+    kubeconfig: { admin: cp.adminKubeconfig, medic: cp.medicKubeconfig, server: cp.serverKubeconfig, shipped: cp.shippedKubeconfig },
     async namespace(prefix = 't') {
       const name = `${prefix}-${randomBytes(3).toString('hex')}`;
       await admin.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, { dryRun: false });
