@@ -2,7 +2,8 @@
  * job-conflict — stale or invisible bundle-unpack Jobs block new Subscriptions (olm-facts §1).
  *   listens   Job add/update (unpack-hash names), Subscription add/update (stuck on unpack), sweeps
  *   reads     the job(s) and owner ConfigMaps; then, only if one looks stale: CatalogSources in the
- *             namespace, Subscriptions and OperatorGroups of subscribers, pending InstallPlans
+ *             namespace, Subscriptions and OperatorGroups of subscribers, pending InstallPlans, and
+ *             (for a failed job's event) the other jobs its ConfigMap owns
  *   writes    delete Job / empty ConfigMap (uid+rv preconditions), annotate stuck Subscriptions
  */
 import type { ResourceTrigger } from '../../shared/events/types.js';
@@ -72,6 +73,16 @@ async function observe(ref: Ref, read: Reader, ctx: PlanContext): Promise<Observ
     // OLM reads the annotation only when the namespace has exactly one OperatorGroup (§1.4).
     const retry = ogs.length === 1 ? goDurationSeconds(ogs[0]!.metadata.annotations?.[ANN_UNPACK_RETRY]) : undefined;
     if (retry !== undefined && retry > 0) retryIntervalNamespaces.push(ns);
+  }
+  if (ref.kind === 'Job' && jobState(facts[0]!.job).kind === 'failed' && facts[0]!.configMap) {
+    // The plan may delete this failed Job's ConfigMap, which cascades to every Job it owns: see them too.
+    const [first] = facts as [JobFacts];
+    const ownerUid = configMapOwner(first.job)!.uid;
+    for await (const j of read.list(JOB.apiVersion, JOB.kind, { namespace })) {
+      if (j.metadata.uid !== first.job.metadata.uid && isUnpackJobName(j.metadata.name) && !identityProblem(j) && configMapOwner(j)?.uid === ownerUid) {
+        facts.push({ job: j, configMap: first.configMap, configMapInUse: false });
+      }
+    }
   }
   if (facts.some((f) => jobState(f.job).kind === 'failed' && f.configMap)) {
     const inUse = await configMapsInUse(read, namespace);

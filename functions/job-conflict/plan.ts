@@ -7,7 +7,7 @@
 import type { Action, Plan, PlanContext, Target } from '../../shared/core/types.js';
 import { target } from '../../shared/core/types.js';
 import type { KubeObject, OwnerReference } from '../../shared/kube/types.js';
-import { LABEL_MANAGED, LABEL_UNPACK_REF, MEDIC } from '../../shared/olm/constants.js';
+import { LABEL_MANAGED, LABEL_UNPACK_REF, MEDIC, V1ALPHA1 } from '../../shared/olm/constants.js';
 import { condition, isTrue, isUnpackJobName, jobBelongsToConfigMap, seconds } from '../../shared/olm/olm.js';
 
 export interface JobFacts {
@@ -110,6 +110,10 @@ export function decideJob(f: JobFacts, o: Observed, ctx: PlanContext): JobDecisi
   const margin = Number(ctx.options.marginSeconds ?? defaults.marginSeconds);
   const problem = identityProblem(f.job, o.catalogSources);
   if (problem) return { skip: `not an OLM unpack job: ${problem}` };
+  // §1.9: the owner ConfigMap, if it exists, is OLM's only if a CatalogSource owns it.
+  if (f.configMap && !f.configMap.metadata.ownerReferences?.some((r) => r.kind === 'CatalogSource' && r.apiVersion === V1ALPHA1)) {
+    return { skip: `not an OLM unpack job: its ConfigMap ${f.configMap.metadata.name} is not owned by a CatalogSource` };
+  }
   if (f.job.metadata.deletionTimestamp) return { skip: 'already being deleted' };
   const state = jobState(f.job);
   const { invisible, staleOwner } = staleness(f, o);
@@ -126,8 +130,12 @@ export function decideJob(f: JobFacts, o: Observed, ctx: PlanContext): JobDecisi
 
   // OLM's own fixes for failed jobs: the retry-interval annotation (v0.26+) and the job TTL (v0.43+).
   if (state.kind === 'failed' && !invisible && !staleOwner) {
-    if (o.retryIntervalNamespaces.length) {
-      return { defer: `OLM retries failed unpacks itself: ${o.retryIntervalNamespaces.join(', ')} set ${'operatorframework.io/bundle-unpack-min-retry-interval'}` };
+    // OLM retries only while resolving a namespace that needs the bundle, reading that namespace's
+    // OperatorGroup (§1.4): an annotation on a subscriber namespace that is not waiting retries nothing.
+    const waiting = new Set(o.subscribers.filter(isStuckOnUnpack).map((s) => s.metadata.namespace));
+    const retrying = o.retryIntervalNamespaces.filter((ns) => waiting.has(ns));
+    if (retrying.length) {
+      return { defer: `OLM retries failed unpacks itself: ${retrying.join(', ')} set ${'operatorframework.io/bundle-unpack-min-retry-interval'}` };
     }
     const ttl = (f.job.spec as JobSpec | undefined)?.ttlSecondsAfterFinished;
     if (ttl !== undefined && state.finishedAt !== undefined && now < state.finishedAt + ttl + margin) {
@@ -177,9 +185,21 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
     else if ('wait' in d) waits.push(d.wait);
     else skips.push(`${f.job.metadata.name.slice(0, 12)}…: ${d.skip}`);
   }
+  // Deleting a ConfigMap cascades (GC) to every Job it owns: keep it while any Job it owns stays
+  // (e.g. a running retry job), and delete it once even if several failed Jobs asked for it.
+  const deletedJobs = new Set(actions.filter((a) => a.reason === 'UnpackJobDeleted').map((a) => a.target.uid));
+  const cmDeletes = new Set<string>();
+  for (let i = actions.length - 1; i >= 0; i--) {
+    const a = actions[i]!;
+    if (a.reason !== 'UnpackConfigMapDeleted') continue;
+    const staysOwned = o.jobs.some((f) => configMapOwner(f.job)?.uid === a.target.uid && !deletedJobs.has(f.job.metadata.uid ?? '') && !f.job.metadata.deletionTimestamp);
+    if (staysOwned || cmDeletes.has(a.target.uid)) actions.splice(i, 1);
+    else cmDeletes.add(a.target.uid);
+  }
   if (actions.length) {
     const deleted = actions.filter((a) => a.reason === 'UnpackJobDeleted').map((a) => a.target.name);
-    for (const sub of o.subscribers.filter(isStuckOnUnpack)) {
+    // The nudge is optional: an opted-out Subscription is simply not touched (and must not block the fix).
+    for (const sub of o.subscribers.filter((x) => isStuckOnUnpack(x) && x.metadata.annotations?.[MEDIC.optOut] !== 'true')) {
       actions.push({
         verb: 'patch',
         target: { ...target(sub), resourceVersion: sub.metadata.resourceVersion! },
