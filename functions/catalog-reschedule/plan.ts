@@ -9,7 +9,7 @@
 import type { Action, Plan, PlanContext, Target } from '../../shared/core/types.js';
 import { target } from '../../shared/core/types.js';
 import type { KubeObject } from '../../shared/kube/types.js';
-import { LABEL_CATALOG_SOURCE, V1ALPHA1 } from '../../shared/olm/constants.js';
+import { LABEL_CATALOG_SOURCE, MEDIC, V1ALPHA1 } from '../../shared/olm/constants.js';
 import { condition, seconds } from '../../shared/olm/olm.js';
 
 export interface PodFacts {
@@ -122,8 +122,20 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
     else if ('wait' in d) waits.push(d.wait);
     else skips.push(`${f.pod.metadata.name}: ${d.skip}`);
   }
+  // The executor refuses a whole plan if any action touches an opted-out object, and OLM copies the
+  // CatalogSource's annotations (the opt-out too) onto its pod: one opted-out catalog must not hold
+  // back the others on the same node. Act on the rest first; the follow-up look then asks for the
+  // opted-out ones alone, which the executor refuses with a Warning Event.
+  const allowed = actions.filter((a) => !optedOut(a));
+  if (allowed.length && allowed.length < actions.length) {
+    return { kind: 'act', actions: allowed, requeueAfterSeconds: 1, summary: `force-deleted ${allowed.length} catalog pod(s) on ${o.nodeName}` };
+  }
   if (actions.length) return { kind: 'act', actions, summary: `force-deleted ${actions.length} catalog pod(s) on ${o.nodeName}` };
   if (defer) return { kind: 'defer', reason: 'DeferredToOlm', note: defer.note, regarding: target(defer.pod), requeueAfterSeconds: defer.wait };
   if (waits.length) return { kind: 'requeue', afterSeconds: Math.min(...waits), reason: 'inside the node-loss fence' };
   return { kind: 'noop', reason: skips.join('; ') || `no catalog pods on ${o.nodeName}` };
+}
+
+function optedOut(a: Action): boolean {
+  return [a.target, a.regarding].some((t) => (t as Target | undefined)?.annotations?.[MEDIC.optOut] === 'true');
 }

@@ -56,7 +56,10 @@ async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
       yield { ...CSV, namespace: l[LABEL_OWNER_NAMESPACE], name: l[LABEL_OWNER] };
     }
   }
-  if (!scope.namespace) for await (const op of read.list(V1, 'Operator')) yield { ...OPERATOR, name: op.metadata.name };
+  // Operators are cluster-scoped and named <pkg>.<namespace>: a scoped sweep takes those of its namespace.
+  for await (const op of read.list(V1, 'Operator')) {
+    if (!scope.namespace || op.metadata.name.endsWith(`.${scope.namespace}`)) yield { ...OPERATOR, name: op.metadata.name };
+  }
 }
 
 async function observeCsv(ref: Ref, read: Reader): Promise<CsvObserved> {

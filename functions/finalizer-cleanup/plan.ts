@@ -116,8 +116,8 @@ export function planCsv(o: CsvObserved, ctx: PlanContext): Plan {
   return { kind: 'act', summary: `cleanup of CSV ${label} complete`, actions: [finalizersPatch(csv, finalizers.filter((f) => f !== MEDIC.finalizer))] };
 }
 
-/** Why an uninstall may proceed, or why not (and whether to tell the user). */
-function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: string } | { go: false; refuse?: string; noop?: string } {
+/** Why an uninstall may proceed, or why not (and whether to tell the user). `auto`: decided by autoUninstall, not (yet) recorded on the Operator. */
+function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: string; auto?: true } | { go: false; refuse?: string; noop?: string } {
   const requested = o.operator.metadata.annotations?.[MEDIC.uninstall] === 'true';
   const subs = o.subscriptions.filter((s) => !s.metadata.deletionTimestamp).map((s) => s.metadata.name);
   if (requested) {
@@ -133,7 +133,7 @@ function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: 
   });
   if (!failedLong.length) return { go: false, noop: 'no Subscription, but no long-failed CSV either' };
   const why = `no Subscription for ${o.pkg} in ${o.namespace} and CSV ${failedLong.map((c) => c.metadata.name).join(', ')} has been Failed for over ${grace}s`;
-  if (ctx.options.autoUninstall === true) return { go: true, why: `${why} (autoUninstall)` };
+  if (ctx.options.autoUninstall === true) return { go: true, why: `${why} (autoUninstall)`, auto: true };
   return { go: false, refuse: `${why}. Annotate Operator ${o.operator.metadata.name} with ${MEDIC.uninstall}=true to remove its leftovers` };
 }
 
@@ -144,6 +144,23 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   if (!gate.go) {
     if (gate.refuse) return { kind: 'refuse', reason: 'UninstallLeftoversKept', note: gate.refuse, regarding: target(op) };
     return { kind: 'noop', reason: gate.noop ?? 'not requested' };
+  }
+  // The CSV is deleted first, and with it the evidence (a long-Failed CSV) an automatic decision
+  // rests on: record the decision on the Operator first, so the next rounds (label removal, the
+  // Operator itself) carry on as if requested — and still stop if a Subscription reappears.
+  if (gate.auto) {
+    return {
+      kind: 'act',
+      summary: `automatic uninstall of operator ${op.metadata.name} started`,
+      requeueAfterSeconds: 1,
+      actions: [{
+        verb: 'patch',
+        target: { ...target(op), resourceVersion: op.metadata.resourceVersion! },
+        patch: { metadata: { annotations: { [MEDIC.uninstall]: 'true' } } },
+        reason: 'AutoUninstallStarted',
+        note: `Annotated ${MEDIC.uninstall}=true: ${gate.why}. olm-medic now removes the operator's leftovers.`,
+      }],
+    };
   }
   const live = o.components.filter((c) => c.metadata.labels?.[o.labelKey] !== undefined);
   const deletable = live.filter((c) => DELETABLE.has(c.kind));

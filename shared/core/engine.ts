@@ -97,14 +97,16 @@ export function createEngine(deps: EngineDeps): Engine {
     return { function: fn.name, target, status: 'transient', reason: `state kept changing (${deps.maxReplans + 1} attempts): ${lastConflict}` };
   }
 
-  /** The combined outcome of an action and its immediate follow-up. */
+  /**
+   * The combined outcome of an action and its immediate follow-up: still 'acted' (something was
+   * done), unless the follow-up needs a retry (transient, failed, rate-limited), which must surface.
+   */
   function merge(first: Outcome, next: Outcome): Outcome {
     const actions = [...(first.actions ?? []), ...(next.actions ?? [])];
-    if (next.status === 'acted' || next.status === 'noop' || next.status === 'gone' || next.status === 'requeued') {
-      const { requeueAfterSeconds: _r, ...rest } = first;
-      return { ...rest, status: 'acted', reason: next.status === 'acted' ? `${first.reason}; ${next.reason}` : first.reason, actions, ...(next.requeueAfterSeconds ? { requeueAfterSeconds: next.requeueAfterSeconds } : {}) };
-    }
-    return { ...next, actions };
+    if (next.status === 'transient' || next.status === 'failed' || next.status === 'rate-limited') return { ...next, actions };
+    const { requeueAfterSeconds: _r, ...rest } = first;
+    const reason = next.status === 'noop' || next.status === 'gone' ? first.reason : `${first.reason}; then ${next.status}: ${next.reason}`;
+    return { ...rest, status: 'acted', reason, actions, ...(next.requeueAfterSeconds ? { requeueAfterSeconds: next.requeueAfterSeconds } : {}) };
   }
 
   function failure(fn: string, target: string, e: unknown): Outcome {

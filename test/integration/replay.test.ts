@@ -33,7 +33,8 @@ describe.each(seeds.map((s) => [s.name, s] as const))('replaying %s', (seedName,
         const outcomes = await rt.engine.handle(decodeEvent(ev));
         for (const o of outcomes) expect(['failed', 'transient'], `${o.function} ${o.target}: ${o.reason}`).not.toContain(o.status);
       }
-      if (variant.sweep) await rt.engine.handle({ kind: 'sweep', meta: { id: 'sweep', source: 'test', type: 'io.olm-medic.sweep' } });
+      // Scoped to the situation's namespaces, so parallel tests' objects are never swept here.
+      if (variant.sweep) for (const namespace of situation.namespaces) await rt.engine.handle({ kind: 'sweep', namespace, meta: { id: 'sweep', source: 'test', type: 'io.olm-medic.sweep' } });
     };
     await replay();
     if (situation.trigger) {

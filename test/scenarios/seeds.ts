@@ -13,6 +13,8 @@ export interface Situation {
   symptom: string;
   /** Event reasons of the actions that fix it (to attribute the fix to the event that caused it). */
   fixedBy: string[];
+  /** Namespaces the situation lives in (scoped sweeps in tests). */
+  namespaces: string[];
   /** True once the cluster is healed. */
   healed(): Promise<boolean>;
   /** Optional trigger step: wait until `ready()` (olm-medic has prepared, e.g. its finalizer), then `act()` breaks things. */
@@ -51,6 +53,7 @@ export async function staleUnpackJob(kube: Kube, id: string): Promise<Situation>
   await status(kube, job, { ...olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: minutesAgo(35), startedAt: started }), active: null, ready: null });
   return {
     name: 'stale unpack Job blocks a second install',
+    namespaces: [cat, a, b],
     fixedBy: ['UnpackJobDeleted'],
     symptom: `Subscription ${b}/etcd: BundleUnpackFailed; Job ${cat}/${job.metadata.name.slice(0, 12)}… Failed`,
     async healed() {
@@ -72,6 +75,7 @@ export async function missingOwner(kube: Kube, id: string): Promise<Situation> {
   await status(kube, auto, olm.subscriptionStatus({ currentCSV: 'grafana-operator.v5.4.0', installPlan: ipIn, state: 'UpgradePending', installPlanGeneration: 2 }));
   return {
     name: 'InstallPlan missing its Subscription owner',
+    namespaces: [n],
     fixedBy: ['InstallPlanOwnerAdded'],
     symptom: `InstallPlan ${n}/${ip.metadata.name} owned by manual-sub only; auto-sub points at it`,
     async healed() {
@@ -93,6 +97,7 @@ export async function stuckCatalogPod(kube: Kube, id: string): Promise<Situation
   await kube.delete(ref(pod), { uid: pod.metadata.uid!, gracePeriodSeconds: 3600, dryRun: false });
   return {
     name: 'catalog pod stuck Terminating on a NotReady node',
+    namespaces: [n],
     fixedBy: ['CatalogPodForceDeleted'],
     symptom: `Pod ${n}/${pod.metadata.name} Terminating on ${nodeName} (Ready=Unknown for 10m)`,
     healed: async () => !(await kube.get(ref(pod))),
@@ -112,6 +117,7 @@ export async function csvDeletedWhileDown(kube: Kube, id: string): Promise<Situa
   ];
   return {
     name: 'CSV deleted while the controller was down',
+    namespaces: [n],
     fixedBy: ['CsvOwnedObjectDeleted', 'CsvCleanupCompleted'],
     symptom: `CSV ${n}/${csvName} deleted; its ClusterRole, ClusterRoleBinding and webhook would be orphaned`,
     async healed() {
@@ -156,6 +162,7 @@ export async function uninstallLeftovers(kube: Kube, id: string): Promise<Situat
   await status(kube, op, opObj.status);
   return {
     name: 'uninstall leftovers (Subscription gone, CSV failing)',
+    namespaces: [n],
     fixedBy: ['OperatorLeftoverDeleted', 'OperatorDeleted'],
     symptom: `Operator ${op.metadata.name}: CSV Failed, Deployment still running, no Subscription`,
     async healed() {
