@@ -95,11 +95,13 @@ async function observeOperator(ref: Ref, read: Reader, ctx: PlanContext): Promis
   const eligible = operator.metadata.annotations?.[MEDIC.uninstall] === 'true' || (ctx.options.autoUninstall === true && subscriptions.length === 0);
   if (!eligible) return base;
   const components: KubeObject[] = [];
-  for (const r of refs) {
+  // OLM lists only objects carrying the component label, so a listed Secret still has it.
+  const secrets = refs.filter((r) => r.kind === 'Secret').map((r) => `${r.namespace ?? namespace}/${r.name}`);
+  for (const r of refs.filter((x) => x.kind !== 'Secret')) {
     const live = await read.get({ apiVersion: r.apiVersion!, kind: r.kind!, name: r.name!, ...(r.namespace ? { namespace: r.namespace } : {}) });
     if (live) components.push(live);
   }
-  return { ...base, components };
+  return { ...base, components, ...(secrets.length ? { secrets } : {}) };
 }
 
 async function observe(ref: Ref, read: Reader, ctx: PlanContext): Promise<Observed | undefined> {

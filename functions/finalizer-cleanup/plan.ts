@@ -34,6 +34,8 @@ export interface OperatorObserved {
   csvs: KubeObject[];
   /** Live component objects that still carry the component label (read only when needed). */
   components: KubeObject[];
+  /** Secrets listed in status.components.refs ("ns/name"): never read, never deleted. */
+  secrets?: string[];
 }
 
 export type Observed = CsvObserved | OperatorObserved;
@@ -48,8 +50,12 @@ export const defaults = {
   failedCsvGraceSeconds: 3600,
 };
 
-/** Kinds deleted on an uninstall request; everything else keeps its data and only loses the label. */
-export const DELETABLE = new Set(['ClusterServiceVersion', 'Deployment', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'Service', 'InstallPlan', 'Secret', 'ConfigMap', 'OperatorCondition']);
+/**
+ * Kinds deleted on an uninstall request; everything else keeps its data and only loses the label.
+ * Secrets are neither: olm-medic may not read them (RBAC), so they are reported by name and the
+ * Operator object is left until a person deletes or unlabels them.
+ */
+export const DELETABLE = new Set(['ClusterServiceVersion', 'Deployment', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'Service', 'InstallPlan', 'ConfigMap', 'OperatorCondition']);
 
 export function plan(o: Observed, ctx: PlanContext): Plan {
   return o.kind === 'csv' ? planCsv(o, ctx) : planOperator(o, ctx);
@@ -176,6 +182,14 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
     };
   }
   if (deletable.length) return { kind: 'requeue', afterSeconds: 2, reason: 'waiting for leftovers to finish deleting' };
+  if (o.secrets?.length) {
+    return {
+      kind: 'refuse',
+      reason: 'UninstallSecretsKept',
+      note: `Removed the other leftovers of ${op.metadata.name}; Secret ${o.secrets.join(', ')} still carries ${o.labelKey}. olm-medic never reads or deletes Secrets: delete them or remove the label, and the Operator object will be removed.`,
+      regarding: target(op),
+    };
+  }
   // What we keep (CRDs, namespaces, ...) must lose the label, or OLM recreates the Operator object (§5).
   const keep = live.filter((c) => !DELETABLE.has(c.kind));
   if (keep.length) {

@@ -48,7 +48,8 @@ describe('real adapter -> olm-medic -> apiserver', () => {
       await eventually(() => situation.trigger!.ready(), `${situation.name}: olm-medic to prepare`, 30_000);
       await situation.trigger.act();
     }
-    expect(await situation.healed()).toBe(false);
+    // (No "still broken" check here: real events may heal it before the seed returns. The scenario
+    // suites show each stuck state; this test shows real events alone heal it.)
     await eventually(() => situation.healed(), `${situation.name} to heal\n${server.output().slice(-3000)}`, 30_000);
   });
 

@@ -7,7 +7,14 @@ import type { KubeObject } from '../../shared/kube/types.js';
 import { testCluster } from '../support/cluster.js';
 import { janitor, STATE } from '../support/janitor.js';
 
-const c = testCluster();
+const tc = testCluster();
+// The test-only janitor patches ConfigMaps, which the shipped RBAC rightly forbids: run the core as
+// the unrestricted test identity here (the functions' suites run as the shipped ServiceAccount).
+const c = {
+  ...tc,
+  runtime: (fns: Parameters<typeof tc.runtime>[0], env: Record<string, string> = {}) => tc.runtime(fns, { KUBECONFIG: tc.kubeconfig.medic, ...env }),
+  audit: (user = 'olm-medic') => tc.audit(user),
+};
 
 async function configMap(ns: string, name: string, state: string, annotations: Record<string, string> = {}): Promise<KubeObject> {
   return c.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, labels: { [STATE]: state }, annotations }, data: { a: '1' } });

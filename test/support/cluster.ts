@@ -21,9 +21,14 @@ export interface TestCluster {
   get<T extends KubeObject>(ref: Ref): Promise<T | undefined>;
   /** Kubernetes Events written by olm-medic about objects in `namespace`. */
   medicEvents(namespace: string): Promise<MedicEvent[]>;
-  /** Audit-log entries for requests made by `user` (default: the olm-medic test identity). */
+  /** Audit-log entries for requests made by `user` (default: the shipped ServiceAccount). */
   audit(user?: string): AuditEntry[];
-  /** A runtime (engine, executor, metrics) running as the olm-medic identity. */
+  /** The audit username of the shipped ServiceAccount. */
+  shippedUser: string;
+  /**
+   * A runtime (engine, executor, metrics) running as the ServiceAccount shipped in infra/, with
+   * exactly the shipped RBAC (pass KUBECONFIG: kubeconfig.medic for the unrestricted test identity).
+   */
   runtime(functions: AnyFunction[], env?: Record<string, string>, overrides?: { now?: () => Date }): Runtime;
 }
 
@@ -60,7 +65,8 @@ export function testCluster(): TestCluster {
       for await (const e of admin.list<MedicEvent>('events.k8s.io/v1', 'Event', { namespace, labelSelector: 'app.kubernetes.io/managed-by=olm-medic' })) out.push(e);
       return out;
     },
-    audit(user = 'olm-medic') {
+    shippedUser: cp.shippedUser,
+    audit(user = cp.shippedUser) {
       if (!existsSync(cp.auditLog)) return [];
       return readFileSync(cp.auditLog, 'utf8')
         .split('\n')
@@ -69,7 +75,7 @@ export function testCluster(): TestCluster {
         .filter((e) => e.user?.username === user);
     },
     runtime(functions, env = {}, overrides = {}) {
-      const config: Config = loadConfig({ LOG_LEVEL: 'silent', KUBECONFIG: cp.medicKubeconfig, ...env }, functions);
+      const config: Config = loadConfig({ LOG_LEVEL: 'silent', KUBECONFIG: cp.shippedKubeconfig, ...env }, functions);
       return createRuntime(config, functions, { log: pino({ level: config.logLevel }), ...overrides });
     },
   };
