@@ -337,7 +337,7 @@ interface Leftovers {
  * component label operators.coreos.com/<pkg>.<ns>; the Operator object lists them in
  * status.components.refs.
  */
-async function leftovers(ns: string, o: { annotate?: boolean; subscription?: boolean; phase?: 'Failed' | 'Succeeded'; since?: Date; unlabelledRef?: boolean } = {}): Promise<Leftovers> {
+async function leftovers(ns: string, o: { annotate?: boolean; subscription?: boolean; phase?: 'Failed' | 'Succeeded'; since?: Date; unlabelledRef?: boolean; secret?: boolean } = {}): Promise<Leftovers> {
   const labels = componentLabels(PKG, ns);
   const labelKey = componentLabelKey(PKG, ns);
   const group = `${ns}.example.com`;
@@ -389,6 +389,9 @@ async function leftovers(ns: string, o: { annotate?: boolean; subscription?: boo
   const unlabelled = o.unlabelledRef
     ? await c.create(asObj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'shared-settings', namespace: ns, labels: { app: 'someone-else' } }, data: { a: '1' } }))
     : undefined;
+  const secret = o.secret
+    ? await c.create(asObj({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `${PKG}-webhook-cert`, namespace: ns, labels }, stringData: { 'tls.key': 'private' } }))
+    : undefined;
   const sub = o.subscription
     ? await c.create(asObj(subscription({ namespace: ns, name: PKG, package: PKG, source: 'operatorhubio-catalog', sourceNamespace: 'olm', channel: 'stable' })))
     : undefined;
@@ -403,6 +406,7 @@ async function leftovers(ns: string, o: { annotate?: boolean; subscription?: boo
     ref(roleBinding),
     ref(configMap),
     ...(unlabelled ? [ref(unlabelled)] : []),
+    ...(secret ? [ref(secret)] : []),
     ...(sub ? [ref(sub)] : []),
   ];
   const builtOp = operatorObject({ pkg: PKG, namespace: ns, refs });
@@ -480,6 +484,21 @@ describe('finalizer-cleanup B: uninstall leftovers', () => {
     expect(out[0]!.actions?.[0]).toMatchObject({ verb: 'delete', target: `ClusterServiceVersion/${ns}/${CSV_NAME}` });
     expect(out[0]!.actions?.some((a) => a.verb === 'delete' && a.target.startsWith('CustomResourceDefinition/'))).toBe(false);
     await expectUninstalled(l);
+  });
+
+  it('a labelled Secret in the refs is never read or deleted: the rest goes, a Warning names the Secret, the Operator stays until it is gone', async () => {
+    const ns = await c.namespace('fcb');
+    const l = await leftovers(ns, { annotate: true, secret: true });
+    await send(runtime(), 'update', l.operator);
+    await eventually(async () => (await live(l.csv)) === undefined, 'the CSV to be deleted');
+    for (const o of l.others) await eventually(async () => (await live(o)) === undefined, `${o.kind} deleted`);
+    const secretRef = { apiVersion: 'v1', kind: 'Secret', namespace: ns, name: `${PKG}-webhook-cert` };
+    expect(await c.get(secretRef)).toBeDefined();
+    expect(await live(l.operator)).toBeDefined();
+    expect(c.audit().filter((e) => e.objectRef?.resource === 'secrets')).toEqual([]); // not even a read
+    const warning = (await clusterEvents(l.opName)).find((e) => e.reason === 'UninstallSecretsKept');
+    expect(warning?.type).toBe('Warning');
+    expect(warning?.note).toContain(`${ns}/${PKG}-webhook-cert`);
   });
 
   it('twin: a ref that no longer carries the component label is kept', async () => {
