@@ -146,6 +146,10 @@ function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: 
 export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   const op = o.operator;
   if (op.metadata.deletionTimestamp) return { kind: 'noop', reason: 'Operator is being deleted' };
+  // Until OLM has written status.components, "no refs" means "not known yet", not "nothing left".
+  if (!(op.status as { components?: { labelSelector?: unknown } } | undefined)?.components?.labelSelector) {
+    return { kind: 'noop', reason: 'OLM has not reported the components yet' };
+  }
   const gate = uninstallGate(o, ctx);
   if (!gate.go) {
     if (gate.refuse) return { kind: 'refuse', reason: 'UninstallLeftoversKept', note: gate.refuse, regarding: target(op) };

@@ -150,6 +150,14 @@ function opObs(o: { annotate?: boolean; opDeleting?: boolean; subs?: KubeObject[
 }
 const failed = (secondsAgo = 7200) => theCsv({ phase: 'Failed', failedAgo: secondsAgo, labels });
 
+describe('finalizer-cleanup plan B (Operator): status not yet populated', () => {
+  it('does nothing while OLM has not written status.components (an annotated Operator created before its status)', () => {
+    const o = opObs({ annotate: true });
+    delete (o.operator as { status?: unknown }).status;
+    expect(plan(o, { now: new Date(), options: {} })).toMatchObject({ kind: 'noop', reason: /not reported the components/ });
+  });
+});
+
 describe('finalizer-cleanup plan B (Operator): decision table', () => {
   it.each<[string, OperatorObserved, Expect, Record<string, number | boolean>?]>([
     // requested: deletables go, CSV first; the CRD is not deleted
