@@ -9,7 +9,7 @@
 import type { ResourceTrigger } from '../../shared/events/types.js';
 import type { PlanContext, RemediationFunction, SweepScope } from '../../shared/core/types.js';
 import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
-import { ANN_UNPACK_RETRY, LABEL_MANAGED, V1, V1ALPHA1 } from '../../shared/olm/constants.js';
+import { ANN_UNPACK_RETRY, LABEL_MANAGED, LABEL_UNPACK_REF, V1, V1ALPHA1 } from '../../shared/olm/constants.js';
 import { goDurationSeconds, isUnpackJobName } from '../../shared/olm/olm.js';
 import { collect } from '../../shared/kube/collect.js';
 import { configMapOwner, decideJob, defaults, identityProblem, isStuckOnUnpack, jobState, plan, type JobFacts, type Observed } from './plan.js';
@@ -30,7 +30,12 @@ function targets(t: ResourceTrigger): Ref[] {
 async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
   // No label selector: the jobs that matter most are the ones missing OLM's labels.
   for await (const job of read.list(JOB.apiVersion, JOB.kind, scope.namespace ? { namespace: scope.namespace } : {})) {
-    if (isUnpackJobName(job.metadata.name) && !identityProblem(job)) yield { ...JOB, name: job.metadata.name, namespace: job.metadata.namespace! };
+    if (!isUnpackJobName(job.metadata.name) || identityProblem(job)) continue;
+    // A Complete job carrying OLM's labels is the healthy common case: skip it without reads. (One
+    // whose ConfigMap owner vanished is garbage-collected by Kubernetes; events cover the rest.)
+    const l = job.metadata.labels ?? {};
+    if (jobState(job).kind === 'complete' && l[LABEL_MANAGED] === 'true' && l[LABEL_UNPACK_REF]) continue;
+    yield { ...JOB, name: job.metadata.name, namespace: job.metadata.namespace! };
   }
 }
 

@@ -9,7 +9,7 @@ import type { ResourceTrigger } from '../../shared/events/types.js';
 import type { RemediationFunction, SweepScope } from '../../shared/core/types.js';
 import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
 import { collect } from '../../shared/kube/collect.js';
-import { V1ALPHA1 } from '../../shared/olm/constants.js';
+import { ANN_GENERATED_BY, V1ALPHA1 } from '../../shared/olm/constants.js';
 import { plan, type Observed } from './plan.js';
 
 const IP = { apiVersion: V1ALPHA1, kind: 'InstallPlan' };
@@ -31,10 +31,38 @@ function targets(t: ResourceTrigger): Ref[] {
   return [];
 }
 
+/** Only the fields plan() reads, so a sweep over thousands of Subscriptions stays small in memory. */
+function slim(sub: KubeObject): KubeObject {
+  const m = sub.metadata;
+  const generatedBy = m.annotations?.[ANN_GENERATED_BY];
+  return {
+    apiVersion: sub.apiVersion,
+    kind: sub.kind,
+    metadata: { name: m.name, namespace: m.namespace!, uid: m.uid!, ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}), ...(generatedBy ? { annotations: { [ANN_GENERATED_BY]: generatedBy } } : {}) },
+    spec: { name: (sub.spec as { name?: string } | undefined)?.name },
+    status: sub.status,
+  };
+}
+
+/**
+ * Lists Subscriptions and InstallPlans once (paginated) and runs the pure plan on them, yielding
+ * only plans that would be repaired; observe() then re-reads those before any write.
+ */
 async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
-  for await (const sub of read.list(V1ALPHA1, 'Subscription', scope.namespace ? { namespace: scope.namespace } : {})) {
-    const ip = installPlanOf(sub);
-    if (ip) yield ip;
+  const opts = scope.namespace ? { namespace: scope.namespace } : {};
+  const subsByNs = new Map<string, KubeObject[]>();
+  for await (const sub of read.list(V1ALPHA1, 'Subscription', opts)) {
+    if (!installPlanOf(sub)) continue;
+    const ns = sub.metadata.namespace!;
+    subsByNs.set(ns, [...(subsByNs.get(ns) ?? []), slim(sub)]);
+  }
+  if (subsByNs.size === 0) return;
+  const ctx = { now: new Date(0), options: {} }; // plan() does not use the clock
+  for await (const installPlan of read.list(V1ALPHA1, 'InstallPlan', opts)) {
+    const subscriptions = subsByNs.get(installPlan.metadata.namespace!);
+    if (subscriptions && plan({ installPlan, subscriptions }, ctx).kind === 'act') {
+      yield { ...IP, namespace: installPlan.metadata.namespace!, name: installPlan.metadata.name };
+    }
   }
 }
 
