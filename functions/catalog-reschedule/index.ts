@@ -65,6 +65,7 @@ async function observe(ref: Ref, read: Reader): Promise<Observed | undefined> {
 
 export const catalogReschedule: RemediationFunction<Observed> = {
   name: 'catalog-reschedule',
+  kinds: ['v1/Pod', 'v1/Node'],
   summary: 'force-deletes CatalogSource pods stuck on nodes that are gone, fenced by how long the node has been gone',
   defaults,
   targets,

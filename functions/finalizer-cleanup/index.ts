@@ -110,6 +110,7 @@ async function observe(ref: Ref, read: Reader, ctx: PlanContext): Promise<Observ
 
 export const finalizerCleanup: RemediationFunction<Observed> = {
   name: 'finalizer-cleanup',
+  kinds: ['operators.coreos.com/v1alpha1/ClusterServiceVersion', 'operators.coreos.com/v1/Operator'],
   summary: 'cleans up after deleted CSVs with a finalizer that survives downtime, and removes uninstall leftovers on request',
   defaults,
   targets,

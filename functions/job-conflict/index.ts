@@ -118,6 +118,7 @@ async function configMapsInUse(read: Reader, namespace: string): Promise<Set<str
 
 export const jobConflict: RemediationFunction<Observed> = {
   name: 'job-conflict',
+  kinds: ['batch/v1/Job', 'operators.coreos.com/v1alpha1/Subscription'],
   summary: 'removes failed, stale or OLM-invisible bundle-unpack Jobs and nudges the Subscriptions they block',
   defaults,
   targets,

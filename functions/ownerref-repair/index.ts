@@ -82,6 +82,7 @@ async function observe(ref: Ref, read: Reader): Promise<Observed | undefined> {
 
 export const ownerrefRepair: RemediationFunction<Observed> = {
   name: 'ownerref-repair',
+  kinds: ['operators.coreos.com/v1alpha1/InstallPlan', 'operators.coreos.com/v1alpha1/Subscription'],
   summary: 'adds the missing non-blocking Subscription ownerReference (and component label) to InstallPlans',
   targets,
   sweep,

@@ -28,6 +28,8 @@ export interface EngineDeps {
 
 export interface Engine {
   handle(trigger: Trigger): Promise<Outcome[]>;
+  /** Whether any function handles events about this kind (decided before reading a body). */
+  wants(apiVersion: string, kind: string): boolean;
   reconcile(fn: AnyFunction, ref: Ref): Promise<Outcome>;
   /** Stops pending requeue timers (shutdown, tests). */
   close(): void;
@@ -36,6 +38,7 @@ export interface Engine {
 export function createEngine(deps: EngineDeps): Engine {
   const { functions, reader, execute, log } = deps;
   const seen = new RecentSet(10_000);
+  const kinds = new Set(functions.flatMap((f) => f.kinds));
   const requeuer = new Requeuer(1_000);
   const mutex = new KeyedMutex();
 
@@ -120,6 +123,7 @@ export function createEngine(deps: EngineDeps): Engine {
   }
 
   async function handleResource(t: ResourceTrigger): Promise<Outcome[]> {
+    if (!kinds.has(`${t.ref.apiVersion}/${t.ref.kind}`)) return [{ status: 'ignored', reason: `no function handles ${t.ref.kind} events` }];
     const rv = t.object?.metadata.resourceVersion;
     const dedupKey = rv ? `${t.verb}|${refString(t.ref)}|${t.object?.metadata.uid}|${rv}` : undefined;
     if (dedupKey && seen.has(dedupKey)) return [{ status: 'ignored', reason: 'duplicate of an event already handled' }];
@@ -151,6 +155,7 @@ export function createEngine(deps: EngineDeps): Engine {
 
   return {
     reconcile,
+    wants: (apiVersion, kind) => kinds.has(`${apiVersion}/${kind}`),
     async handle(trigger) {
       if (trigger.kind === 'resource') return handleResource(trigger);
       if (trigger.kind === 'sweep') return handleSweep(trigger);

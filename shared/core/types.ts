@@ -73,6 +73,8 @@ export interface RemediationFunction<O = unknown> {
   name: string;
   /** One line for the README and logs. */
   summary: string;
+  /** The kinds whose events can concern this function ("<apiVersion>/<kind>"); others are dropped unread. */
+  kinds: string[];
   /** Which targets an event concerns, from the event alone. Must not do I/O. */
   targets(trigger: ResourceTrigger): Ref[];
   sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref>;

@@ -12,7 +12,7 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
-import { BadRequest, decodeRequest } from '../events/decode.js';
+import { APISERVER_TYPE, BadRequest, decodeRequest } from '../events/decode.js';
 import type { Trigger } from '../events/types.js';
 import type { Engine } from '../core/engine.js';
 import { countByStatus, worst, type Outcome, type OutcomeStatus } from '../core/outcome.js';
@@ -57,6 +57,22 @@ export function createApp(deps: AppDeps): express.Express {
   });
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+
+  // Fast path: a binary-mode ApiServerSource event whose kind no function handles is answered from
+  // its headers alone — the body is drained unread (no parsing, no allocation of the object).
+  app.post('/', (req: Request, res: Response, next: NextFunction) => {
+    const h = req.headers;
+    const kind = h['ce-kind'];
+    const apiVersion = h['ce-apiversion'];
+    if (
+      typeof kind !== 'string' || typeof apiVersion !== 'string' || h['ce-specversion'] !== '1.0' ||
+      !h['ce-id'] || !h['ce-source'] || !APISERVER_TYPE.test(String(h['ce-type'])) || engine.wants(apiVersion, kind) ||
+      !(Number(h['content-length']) <= deps.bodyLimitBytes) // unknown or too large: the full path answers (413)
+    ) return next();
+    metrics.events.inc({ type: String(h['ce-type']), outcome: 'ignored' });
+    req.resume();
+    req.once('end', () => void res.status(200).setHeader('olm-medic-outcome', 'ignored=1').end());
   });
 
   app.post('/', express.raw({ type: () => true, limit: deps.bodyLimitBytes }), async (req: Request, res: Response) => {

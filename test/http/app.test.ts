@@ -22,6 +22,11 @@ class StubEngine implements Engine {
   async reconcile(): Promise<Outcome> {
     throw new Error('reconcile is not used by the HTTP edge');
   }
+  /** Kinds the stub claims nobody handles (the fast path answers those without the engine). */
+  unwanted = new Set<string>();
+  wants(apiVersion: string, kind: string): boolean {
+    return !this.unwanted.has(`${apiVersion}/${kind}`);
+  }
   close(): void {}
 }
 
@@ -47,6 +52,7 @@ afterAll(async () => {
 beforeEach(() => {
   engine.triggers = [];
   engine.next = [];
+  engine.unwanted.clear();
   ready = true;
 });
 
@@ -230,6 +236,35 @@ describe('POST / with CloudEvents', () => {
     expect(ok.status).toBe(200);
     expect(await ok.text()).toBe('');
     expect((await fetch(`${base}/health/liveness`)).status).toBe(200);
+  });
+});
+
+describe('POST / fast path for kinds no function handles', () => {
+  it('answers a binary-mode event of an unwanted kind from its headers, without the engine and with an empty body', async () => {
+    engine.unwanted.add('batch/v1/Job');
+    const res = await send(jobEvent());
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('');
+    expect(res.headers.get('olm-medic-outcome')).toBe('ignored=1');
+    expect(engine.triggers).toHaveLength(0);
+  });
+
+  it('still decodes (and validates) events of kinds a function handles, and structured-mode events', async () => {
+    engine.unwanted.add('batch/v1/Job');
+    const structured = await send(jobEvent(), 'structured');
+    expect(structured.status).toBe(200);
+    expect(engine.triggers).toHaveLength(1); // structured: the kind is only known after parsing
+    engine.unwanted.clear();
+    await send(jobEvent());
+    expect(engine.triggers).toHaveLength(2);
+  });
+
+  it('does not bypass validation of the required attributes or the body limit', async () => {
+    engine.unwanted.add('batch/v1/Job');
+    const m = message(jobEvent(), 'binary');
+    const { 'ce-id': _id, ...noId } = m.headers;
+    await expectJsonError(await post(noId, m.body), 400, /ce-id/);
+    await expectJsonError(await post(m.headers, 'x'.repeat(BODY_LIMIT + 10)), 413, /limit/);
   });
 });
 

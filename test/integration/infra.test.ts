@@ -15,6 +15,7 @@ import * as eventing from '@kubernetes-models/knative/eventing.knative.dev/v1';
 import * as sources from '@kubernetes-models/knative/sources.knative.dev/v1';
 import type { KubeObject } from '../../shared/kube/types.js';
 import { testCluster } from '../support/cluster.js';
+import { allFunctions } from '../../functions/index.js';
 
 const cp = inject('controlPlane');
 const c = testCluster();
@@ -74,6 +75,9 @@ describe.each(['dry-run', 'enforce'])('infra/overlays/%s', (overlay) => {
     const src = objects.find((o) => o.kind === 'ApiServerSource') as KubeObject & { spec: { mode: string; resources: { kind: string; selector?: unknown }[] } };
     expect(src.spec.mode).toBe('Resource');
     expect(src.spec.resources.map((r) => r.kind).sort()).toEqual(['ClusterServiceVersion', 'InstallPlan', 'Job', 'Node', 'Operator', 'Pod', 'Subscription']);
+    // exactly the kinds the functions declare: nothing they need is missing, nothing else is watched
+    const watched = new Set((src.spec.resources as unknown as { apiVersion: string; kind: string }[]).map((r) => `${r.apiVersion}/${r.kind}`));
+    expect(watched).toEqual(new Set(allFunctions.flatMap((f) => f.kinds)));
     // invisible unpack Jobs lack OLM's labels, so Jobs must not be label-filtered
     expect(src.spec.resources.find((r) => r.kind === 'Job')!.selector).toBeUndefined();
   });

@@ -17,6 +17,7 @@ export interface JanitorControls {
 export function janitor(controls: JanitorControls = { staleSnapshots: [] }): RemediationFunction<KubeObject> {
   return {
     name: 'test-janitor',
+    kinds: ['v1/ConfigMap'],
     summary: 'test-only: deletes or annotates labelled ConfigMaps',
     targets: (t) => (t.ref.kind === 'ConfigMap' && t.object?.metadata.labels?.[STATE] ? [t.ref] : []),
     async *sweep(read: Reader, scope) {

@@ -1,4 +1,4 @@
-/** Spawns the production server (dist/server.mjs, the `npm start` path) against the test control plane. */
+/** Spawns the production server (`npm start`: scripts/start.mjs -> dist/server.mjs) against the test control plane. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +16,8 @@ export interface RunningServer {
 export async function startServer(env: Record<string, string>): Promise<RunningServer> {
   const port = await freePort();
   let out = '';
-  const proc = spawn(process.execPath, [join(root, 'dist', 'server.mjs')], {
+  // scripts/start.mjs is exactly what `npm start` runs (it loads the bundled dist/server.mjs).
+  const proc = spawn(process.execPath, [join(root, 'scripts', 'start.mjs')], {
     env: { PATH: process.env.PATH ?? '', PORT: String(port), LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

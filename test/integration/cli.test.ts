@@ -1,0 +1,77 @@
+/**
+ * The CLI (`olm-medic sweep|replay`, for clusters not on Knative) against the real control plane,
+ * as the shipped ServiceAccount: findings table/JSON, dry-run, and exit codes clean/acted/failed/usage.
+ */
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { toJsonl } from '../../shared/events/jsonl.js';
+import { missingOwner, staleUnpackJob } from '../scenarios/seeds.js';
+import { testCluster } from '../support/cluster.js';
+import { loadStream } from '../support/streams.js';
+
+const c = testCluster();
+
+function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['bin/olm-medic.mjs', ...args], { env: { PATH: process.env.PATH ?? '', KUBECONFIG: c.kubeconfig.shipped, ...env } }, (err, stdout, stderr) =>
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('olm-medic CLI', () => {
+  it('sweep --dry-run reports the finding (exit 3) and changes nothing; a real sweep heals; then it is clean (exit 0)', async () => {
+    const id = `cli${Math.random().toString(36).slice(2, 5)}`;
+    const s = await missingOwner(c.admin, id);
+    const [ns] = s.namespaces;
+    const dry = await cli(['sweep', '--dry-run', '--namespace', ns!, '-o', 'json']);
+    expect(dry.code, dry.stderr).toBe(3);
+    const report = JSON.parse(dry.stdout) as { dryRun: boolean; outcomes: { function: string; status: string }[] };
+    expect(report.dryRun).toBe(true);
+    expect(report.outcomes).toEqual([expect.objectContaining({ function: 'ownerref-repair', status: 'dry-run' })]);
+    expect(await s.healed()).toBe(false);
+
+    const real = await cli(['sweep', '--namespace', ns!]);
+    expect(real.code, real.stderr).toBe(3);
+    expect(real.stdout).toMatch(/ownerref-repair\s+InstallPlan\/.*\s+acted\s+patch InstallPlan/);
+    expect(await s.healed()).toBe(true);
+
+    const again = await cli(['sweep', '--namespace', ns!]);
+    expect(again.code, again.stdout).toBe(0);
+    expect(again.stdout).toMatch(/^clean: \d+ checked, 0 finding\(s\)/);
+  });
+
+  it('sweep --function limits the functions that run', async () => {
+    const id = `cli${Math.random().toString(36).slice(2, 5)}`;
+    const s = await missingOwner(c.admin, id);
+    const res = await cli(['sweep', '--function', 'job-conflict', '--namespace', s.namespaces[0]!]);
+    expect(res.code).toBe(0);
+    expect(await s.healed()).toBe(false);
+  });
+
+  it('replay FILE.jsonl heals from a recorded stream (exit 3)', async () => {
+    const id = `clr${Math.random().toString(36).slice(2, 5)}`;
+    const s = await staleUnpackJob(c.admin, id);
+    const file = join(tmpdir(), `olm-medic-${id}.jsonl`);
+    writeFileSync(file, toJsonl(loadStream('stale-unpack-job.jsonl', id)));
+    const res = await cli(['replay', file]);
+    expect(res.code, res.stderr + res.stdout).toBe(3);
+    expect(res.stdout).toContain('delete Job/');
+    expect(await s.healed()).toBe(true);
+  });
+
+  it('exits 1 when the cluster is unreachable and 2 on usage errors', async () => {
+    const bad = join(tmpdir(), 'olm-medic-unreachable.kubeconfig');
+    writeFileSync(bad, JSON.stringify({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'x', cluster: { server: 'https://127.0.0.1:1' } }], users: [{ name: 'u', user: { token: 't' } }], contexts: [{ name: 'x', context: { cluster: 'x', user: 'u' } }], 'current-context': 'x' }));
+    const down = await cli(['sweep', '--namespace', 'nope'], { KUBECONFIG: bad, KUBE_RETRIES: '0', KUBE_TIMEOUT_MS: '500' });
+    expect(down.code).toBe(1);
+    expect((await cli(['frobnicate'])).code).toBe(2);
+    expect((await cli(['replay'])).code).toBe(2);
+    const badFn = await cli(['sweep', '--function', 'nope']);
+    expect(badFn.code).toBe(2);
+    expect(badFn.stderr).toMatch(/unknown function "nope"/);
+  });
+});
