@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../control-plane/control-plane.js';
+import { npmStartArgs } from './start-command.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -16,8 +17,8 @@ export interface RunningServer {
 export async function startServer(env: Record<string, string>): Promise<RunningServer> {
   const port = await freePort();
   let out = '';
-  // scripts/start.mjs is exactly what `npm start` runs (it loads the bundled dist/server.mjs).
-  const proc = spawn(process.execPath, [join(root, 'scripts', 'start.mjs')], {
+  // Exactly what `npm start` runs (Node flags + scripts/start.mjs, which loads dist/server.mjs).
+  const proc = spawn(process.execPath, npmStartArgs(), {
     env: { PATH: process.env.PATH ?? '', PORT: String(port), LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
