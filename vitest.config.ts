@@ -18,6 +18,20 @@ export default defineConfig({
           maxWorkers: 2,
         },
       },
+      {
+        test: {
+          name: 'reliability',
+          include: ['test/reliability/**/*.test.ts'],
+          // Its own real control plane; suites run one at a time (they count writes in the audit log).
+          globalSetup: ['test/control-plane/global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+          maxWorkers: 1,
+          // After unit/http/integration (group 0), not alongside them: 2 cores, timing-sensitive suites.
+          sequence: { groupOrder: 1 },
+        },
+      },
     ],
   },
 });

@@ -30,6 +30,8 @@ export interface Observed {
   subscribers: KubeObject[];
   /** Subscriber namespaces whose OperatorGroup sets bundle-unpack-min-retry-interval (§1.4). */
   retryIntervalNamespaces: string[];
+  /** The Subscription whose event this is (Subscription-triggered checks). */
+  subscription?: KubeObject;
 }
 
 export const defaults = {
@@ -215,5 +217,30 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
     return { kind: 'defer', reason: 'DeferredToOlm', note: d.note, regarding: d.regarding, ...(d.requeueAfterSeconds ? { requeueAfterSeconds: d.requeueAfterSeconds } : {}) };
   }
   if (waits.length) return { kind: 'requeue', afterSeconds: Math.min(...waits), reason: 'unpack job still running within its deadline' };
+  const owed = o.subscription && nudgeOwed(o.subscription, o, ctx);
+  if (owed) return { kind: 'act', summary: `re-sent the nudge to ${o.subscription!.metadata.namespace}/${o.subscription!.metadata.name}`, actions: [owed] };
   return { kind: 'noop', reason: skips.join('; ') || `no unpack jobs in ${o.namespace}` };
+}
+
+/**
+ * A nudge still owed: the Subscription reports BundleUnpackFailed, yet no failed unpack Job is
+ * left in the catalog namespace (we, or OLM's TTL, removed it) and it was not nudged since the
+ * failure — e.g. the nudge after our Job deletion was lost. Bounded: once nudged, never again
+ * until the condition changes.
+ */
+function nudgeOwed(sub: KubeObject, o: Observed, ctx: PlanContext): Action | undefined {
+  const failed = condition(sub, 'BundleUnpackFailed');
+  if (failed?.status !== 'True') return undefined;
+  if (sub.metadata.deletionTimestamp || sub.metadata.annotations?.[MEDIC.optOut] === 'true') return undefined;
+  if (o.jobs.some((f) => jobState(f.job).kind === 'failed')) return undefined;
+  const since = Date.parse(failed.lastTransitionTime ?? '');
+  const nudged = Date.parse(sub.metadata.annotations?.[MEDIC.nudge] ?? '');
+  if (!Number.isNaN(nudged) && (Number.isNaN(since) || nudged >= since)) return undefined;
+  return {
+    verb: 'patch',
+    target: { ...target(sub), resourceVersion: sub.metadata.resourceVersion! },
+    patch: { metadata: { annotations: { [MEDIC.nudge]: ctx.now.toISOString() } } },
+    reason: 'SubscriptionNudged',
+    note: `BundleUnpackFailed persists but no failed unpack Job remains in ${o.namespace}; touched the Subscription so OLM resolves again.`,
+  };
 }

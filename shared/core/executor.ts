@@ -121,6 +121,11 @@ export function createExecutor(deps: ExecutorDeps) {
         throw e;
       }
       deps.onAction?.(fn, action, result);
+      // Something we meant to delete was already gone: the plan rests on a stale view (another
+      // replica, or OLM, got there first). Re-plan before any dependent write, such as a nudge.
+      if (result === 'gone' && action !== plan.actions[plan.actions.length - 1]) {
+        return { status: 'replan', reason: `${refString(action.target)} was already gone` };
+      }
       const { apiVersion, kind, name, namespace } = action.target;
       results.push({ verb: action.verb, target: refString(action.target), reason: action.reason, result, ...(held ? { held: { apiVersion, kind, name, ...(namespace ? { namespace } : {}) } } : {}) });
       if (result !== 'gone') {

@@ -79,10 +79,23 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
       options.onRequest?.(call.verb, call.resource, 0, (performance.now() - started) / 1000);
       throw networkError(e);
     }
-    const text = await res.text().catch(() => '');
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (e) {
+      // A connection cut while reading the body is a network failure, never an empty success.
+      options.onRequest?.(call.verb, call.resource, 0, (performance.now() - started) / 1000);
+      throw networkError(e);
+    }
     options.onRequest?.(call.verb, call.resource, res.status, (performance.now() - started) / 1000);
     const json = text ? safeJson(text) : undefined;
-    if (res.ok) return json;
+    if (res.ok) {
+      // Reads always carry an object; an empty or unparsable 2xx body means a truncated answer.
+      if (call.method === HttpMethod.GET && (typeof json !== 'object' || json === null || !('kind' in json || 'items' in json || 'metadata' in json))) {
+        throw networkError(new Error(`truncated response to ${call.verb} ${call.resource}`));
+      }
+      return json;
+    }
     const status = json as { reason?: string; message?: string } | undefined;
     const retryAfter = Number(res.headers.get('retry-after'));
     throw new KubeError(

@@ -217,6 +217,23 @@ describe('job-conflict plan()', () => {
     expect(summary(plan(o, ctx))).toEqual([DEL_JOB, DEL_CM, NUDGE_B]);
   });
 
+  it('re-sends a lost nudge: BundleUnpackFailed, no failed Job left, not nudged since the failure — once', () => {
+    const stuck = sub('ns-b', 'unpack-failed'); // condition lastTransitionTime = NOW
+    const later = new Date(NOW.getTime() + 60_000);
+    const o = observed([], { subscribers: [], subscription: stuck });
+    const p = plan(o, { ...ctx, now: later });
+    expect(summary(p)).toEqual([NUDGE_B]);
+    // nudged after the failure: nothing more
+    stuck.metadata.annotations = { 'olm-medic.io/nudged-at': later.toISOString() };
+    expect(plan(o, { ...ctx, now: new Date(later.getTime() + 60_000) }).kind).toBe('noop');
+    // nudged before the failure (an older episode): owed again
+    stuck.metadata.annotations = { 'olm-medic.io/nudged-at': ago(3600).toISOString() };
+    expect(summary(plan(o, { ...ctx, now: later }))).toEqual([NUDGE_B]);
+    // a failed job still exists: the job path decides, not this rule
+    const withJob = observed([facts(job({ failed: 3000 }))], { subscription: stuck });
+    expect(summary(plan(withJob, ctx))).toContain(DEL_JOB);
+  });
+
   it('honours the marginSeconds option', () => {
     const o = observed([facts(job({ active: 620 }))]);
     expect(summary(plan(o, { now: NOW, options: { marginSeconds: 60 } }))).toEqual(['requeue 40s']);
