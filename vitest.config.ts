@@ -20,6 +20,18 @@ export default defineConfig({
       },
       {
         test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          // Its own control plane: Knative's real adapter watches the whole cluster, so the server it
+          // feeds would otherwise act on other suites' objects (twins that must stay untouched).
+          globalSetup: ['test/control-plane/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
           name: 'reliability',
           include: ['test/reliability/**/*.test.ts'],
           // Its own real control plane; suites run one at a time (they count writes in the audit log).
@@ -29,7 +41,7 @@ export default defineConfig({
           fileParallelism: false,
           maxWorkers: 1,
           // After unit/http/integration (group 0), not alongside them: 2 cores, timing-sensitive suites.
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
         },
       },
     ],
