@@ -9,7 +9,7 @@ import { startControlPlane } from '../test/control-plane/control-plane.js';
 import { installCrds } from '../test/control-plane/crds.js';
 import { renderInfra, shippedKubeconfig } from '../test/control-plane/shipped-identity.js';
 import { createKube, loadKubeConfig } from '../shared/kube/client.js';
-import { startAdapter } from '../test/support/adapter.js';
+import { startAdapter, waitForEveryKind } from '../test/support/adapter.js';
 import { startServer } from '../test/support/server.js';
 import { seeds } from '../test/scenarios/seeds.js';
 
@@ -37,19 +37,16 @@ const shutdown = async (code: number): Promise<never> => {
 };
 process.on('SIGINT', () => void shutdown(130));
 
-// The adapter emits nothing for objects created before its watch starts: wait for a canary event.
 const handled = (): { type: string; subject: string; outcome: string; actions?: string[]; time: number }[] =>
   server.output().split('\n').filter((l) => l.includes('"handled event"')).map((l) => JSON.parse(l));
-for (let i = 0; ; i++) {
-  await admin.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: `demo-canary-${i}` }, status: { conditions: [{ type: 'Ready', status: 'True' }] } } as never, { dryRun: false });
-  await sleep(300);
-  if (server.output().includes('demo-canary') || handled().length || (await fetch(`${server.url}/metrics`).then((r) => r.text())).match(/olm_medic_cloudevents_total\{[^}]*\} [1-9]/)) break;
-  if (i > 60) {
-    console.error(`the adapter delivered no events:\n${adapter.output().slice(-3000)}`);
-    await shutdown(1);
-  }
+// One informer per watched kind, each emitting nothing until its watch is up: wait for every kind.
+try {
+  await waitForEveryKind(admin, server.url, source);
+} catch (e) {
+  console.error(`${e instanceof Error ? e.message : e}\n${adapter.output().slice(-3000)}`);
+  await shutdown(1);
 }
-step('Knative ApiServerSource adapter is delivering events; creating the seed situations');
+step('Knative ApiServerSource adapter is delivering events for every watched kind; creating the seed situations');
 
 interface Row { situation: string; detectedBy: string; action: string; seconds: string; healed: boolean }
 const rows: Row[] = [];

@@ -43,13 +43,16 @@ async function observe(ref: Ref, read: Reader, ctx: PlanContext): Promise<Observ
   let namespace: string;
   let jobs: KubeObject[];
   let subscription: KubeObject | undefined;
+  let failedUnpackNamedJob = false;
   if (ref.kind === 'Subscription') {
     const sub = await read.get(ref);
     if (!sub) return undefined;
     subscription = sub;
     namespace = (sub.spec as { sourceNamespace?: string } | undefined)?.sourceNamespace ?? '';
     if (!namespace) return undefined;
-    jobs = (await collect(read.list(JOB.apiVersion, JOB.kind, { namespace }))).filter((j) => isUnpackJobName(j.metadata.name) && !identityProblem(j));
+    const named = (await collect(read.list(JOB.apiVersion, JOB.kind, { namespace }))).filter((j) => isUnpackJobName(j.metadata.name));
+    failedUnpackNamedJob = named.some((j) => jobState(j).kind === 'failed');
+    jobs = named.filter((j) => !identityProblem(j));
   } else {
     const job = await read.get(ref);
     if (!job) return undefined;
@@ -62,7 +65,7 @@ async function observe(ref: Ref, read: Reader, ctx: PlanContext): Promise<Observ
     const configMap = owner ? await read.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: owner.name }) : undefined;
     facts.push({ job, ...(configMap ? { configMap } : {}), configMapInUse: false });
   }
-  const base: Observed = { namespace, catalogSources: [], olmLabelsObjects: false, jobs: facts, subscribers: [], retryIntervalNamespaces: [], ...(subscription ? { subscription } : {}) };
+  const base: Observed = { namespace, catalogSources: [], olmLabelsObjects: false, jobs: facts, subscribers: [], retryIntervalNamespaces: [], ...(subscription ? { subscription, failedUnpackNamedJob } : {}) };
   // Cheap first pass with no further reads: stop here when every job is certainly fine.
   const optimistic = { ...base, catalogSources: ['?'], olmLabelsObjects: true };
   if (facts.every((f) => 'skip' in decideJob(f, optimistic, ctx))) return base;

@@ -32,6 +32,8 @@ export interface Observed {
   retryIntervalNamespaces: string[];
   /** The Subscription whose event this is (Subscription-triggered checks). */
   subscription?: KubeObject;
+  /** Any Failed Job with an unpack-hash name exists in the namespace, ours or a look-alike. */
+  failedUnpackNamedJob?: boolean;
 }
 
 export const defaults = {
@@ -232,7 +234,8 @@ function nudgeOwed(sub: KubeObject, o: Observed, ctx: PlanContext): Action | und
   const failed = condition(sub, 'BundleUnpackFailed');
   if (failed?.status !== 'True') return undefined;
   if (sub.metadata.deletionTimestamp || sub.metadata.annotations?.[MEDIC.optOut] === 'true') return undefined;
-  if (o.jobs.some((f) => jobState(f.job).kind === 'failed')) return undefined;
+  // Only when no failed unpack-named Job is left at all: a look-alike we refuse to touch may be the cause.
+  if (o.failedUnpackNamedJob || o.jobs.some((f) => jobState(f.job).kind === 'failed')) return undefined;
   const since = Date.parse(failed.lastTransitionTime ?? '');
   const nudged = Date.parse(sub.metadata.annotations?.[MEDIC.nudge] ?? '');
   if (!Number.isNaN(nudged) && (Number.isNaN(since) || nudged >= since)) return undefined;

@@ -6,7 +6,7 @@ export function createMetrics() {
   collectDefaultMetrics({ register: registry, prefix: 'olm_medic_' });
   return {
     registry,
-    events: new Counter({ name: 'olm_medic_cloudevents_total', help: 'CloudEvents received, by type and outcome', labelNames: ['type', 'outcome'], registers: [registry] }),
+    events: new Counter({ name: 'olm_medic_cloudevents_total', help: 'CloudEvents received, by type, object kind and outcome', labelNames: ['type', 'kind', 'outcome'], registers: [registry] }),
     eventSeconds: new Histogram({ name: 'olm_medic_cloudevent_duration_seconds', help: 'Time to answer a CloudEvent', labelNames: ['kind'], buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60], registers: [registry] }),
     plans: new Counter({ name: 'olm_medic_plans_total', help: 'Plans made, by function and decision', labelNames: ['function', 'decision'], registers: [registry] }),
     actions: new Counter({ name: 'olm_medic_actions_total', help: 'Writes attempted, by function, verb, kind and result', labelNames: ['function', 'verb', 'kind', 'result'], registers: [registry] }),

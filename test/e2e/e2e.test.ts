@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { createKube, loadKubeConfig } from '../../shared/kube/client.js';
 import { renderInfra } from '../control-plane/shipped-identity.js';
-import { startAdapter, type RunningAdapter } from '../support/adapter.js';
+import { startAdapter, waitForEveryKind, type RunningAdapter } from '../support/adapter.js';
 import { eventually } from '../support/cluster.js';
 import { startServer, type RunningServer } from '../support/server.js';
 import { seeds } from '../scenarios/seeds.js';
@@ -27,12 +27,8 @@ beforeAll(async () => {
   server = await startServer({ KUBECONFIG: cp.shippedKubeconfig, LOG_LEVEL: 'warn', OLM_MEDIC_FINALIZER_CLEANUP_ORPHAN_GRACE_SECONDS: '0' });
   const source = renderInfra(cp.binaries.kustomize).find((o) => o.kind === 'ApiServerSource')!;
   adapter = startAdapter(cp.binaries.adapter, { kubeconfig: cp.sourceKubeconfig, sink: server.url, source });
-  // The adapter emits nothing for objects that exist before its watch starts: wait for a canary.
-  let i = 0;
-  await eventually(async () => {
-    await admin.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: `canary-${process.pid}-${i++}` }, status: { conditions: [{ type: 'Ready', status: 'True' }] } } as never, { dryRun: false });
-    return (await eventsReceived()) > 0;
-  }, 'the adapter to deliver a first event', 30_000);
+  // One informer per kind, each emitting nothing until its watch is up: wait for every kind.
+  await waitForEveryKind(admin, server.url, source);
 }, 60_000);
 
 afterAll(async () => {
@@ -45,7 +41,7 @@ describe('real adapter -> olm-medic -> apiserver', () => {
     const id = Math.random().toString(36).slice(2, 7);
     const situation = await seed(admin, id);
     if (situation.trigger) {
-      await eventually(() => situation.trigger!.ready(), `${situation.name}: olm-medic to prepare`, 30_000);
+      await eventually(() => situation.trigger!.ready(), `${situation.name}: olm-medic to prepare\n${server.output().slice(-3000)}\n${adapter.output().slice(-1500)}`, 30_000);
       await situation.trigger.act();
     }
     // (No "still broken" check here: real events may heal it before the seed returns. The scenario

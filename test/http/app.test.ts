@@ -385,8 +385,8 @@ describe('other routes', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
     const text = await res.text();
     expect(text).toContain('# TYPE olm_medic_cloudevents_total counter');
-    expect(text).toMatch(/olm_medic_cloudevents_total\{type="dev\.knative\.apiserver\.resource\.delete",outcome="acted"\} [1-9]/);
-    expect(text).toMatch(/olm_medic_cloudevents_total\{type="invalid",outcome="rejected-400"\} [1-9]/);
+    expect(text).toMatch(/olm_medic_cloudevents_total\{type="dev\.knative\.apiserver\.resource\.delete",kind="Job",outcome="acted"\} [1-9]/);
+    expect(text).toMatch(/olm_medic_cloudevents_total\{type="invalid",kind="",outcome="rejected-400"\} [1-9]/);
     expect(text).toContain('olm_medic_cloudevent_duration_seconds_bucket');
   });
 });

@@ -61,7 +61,7 @@ describe('olm-medic server (dist/server.mjs)', () => {
   it('serves health and Prometheus metrics', async () => {
     expect((await fetch(`${srv.url}/health/liveness`)).status).toBe(200);
     const metrics = await (await fetch(`${srv.url}/metrics`)).text();
-    expect(metrics).toMatch(/olm_medic_cloudevents_total\{type="dev.knative.apiserver.resource.update",outcome="ignored"\} 2/);
+    expect(metrics).toMatch(/olm_medic_cloudevents_total\{type="dev.knative.apiserver.resource.update",kind="Pod",outcome="ignored"\} 2/);
   });
 
   it('refuses to start on a bad configuration value, naming it', async () => {

@@ -66,3 +66,54 @@ export function startAdapter(bin: string, opts: { kubeconfig: string; sink: stri
     },
   };
 }
+
+/**
+ * The adapter runs one informer per watched kind and emits nothing for objects created before that
+ * informer's watch is up. Waits until the server has received an event for every kind in the
+ * source, re-creating harmless canary objects (ignored by every function) until each one arrives.
+ */
+export async function waitForEveryKind(
+  kube: import('../../shared/kube/types.js').Kube,
+  serverUrl: string,
+  source: KubeObject,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const kinds = (source.spec as SourceSpec).resources.map((r) => r.kind);
+  const ns = `adapter-canary-${Math.random().toString(36).slice(2, 7)}`;
+  await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, { dryRun: false });
+  const seen = async (): Promise<Set<string>> => {
+    const text = await (await fetch(`${serverUrl}/metrics`)).text();
+    return new Set([...text.matchAll(/^olm_medic_cloudevents_total\{[^}]*kind="([A-Za-z]+)"[^}]*\} [1-9]/gm)].map((m) => m[1]!));
+  };
+  const deadline = Date.now() + timeoutMs;
+  for (let i = 0; ; i++) {
+    const have = await seen();
+    const missing = kinds.filter((k) => !have.has(k));
+    if (missing.length === 0) return;
+    if (Date.now() > deadline) throw new Error(`the adapter delivered no event for ${missing.join(', ')} within ${timeoutMs / 1000}s`);
+    for (const kind of missing) await kube.create(canary(kind, ns, `canary-${i}`) as KubeObject, { dryRun: false }).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+function canary(kind: string, namespace: string, name: string): Record<string, unknown> {
+  const pod = { containers: [{ name: 'c', image: 'registry.invalid/canary' }], restartPolicy: 'Never' };
+  switch (kind) {
+    case 'Job':
+      return { apiVersion: 'batch/v1', kind, metadata: { name, namespace }, spec: { template: { spec: pod } } };
+    case 'Pod': // catalog-labelled but unscheduled: catalog-reschedule has no node to check
+      return { apiVersion: 'v1', kind, metadata: { name, namespace, labels: { 'olm.catalogSource': 'canary' } }, spec: pod };
+    case 'Node':
+      return { apiVersion: 'v1', kind, metadata: { name: `${namespace}-${name}` }, status: { conditions: [{ type: 'Ready', status: 'True' }] } };
+    case 'Subscription': // has a CSV already: not stuck on an unpack
+      return { apiVersion: 'operators.coreos.com/v1alpha1', kind, metadata: { name, namespace }, spec: { name: 'canary', source: 'canary', sourceNamespace: namespace } };
+    case 'InstallPlan':
+      return { apiVersion: 'operators.coreos.com/v1alpha1', kind, metadata: { name, namespace }, spec: { approval: 'Automatic', approved: true, clusterServiceVersionNames: [] } };
+    case 'ClusterServiceVersion': // a copy: finalizer-cleanup leaves copies alone
+      return { apiVersion: 'operators.coreos.com/v1alpha1', kind, metadata: { name, namespace, labels: { 'olm.copiedFrom': 'elsewhere' } }, spec: { displayName: 'canary', install: { strategy: 'deployment' } } };
+    case 'Operator':
+      return { apiVersion: 'operators.coreos.com/v1', kind, metadata: { name: `${name}.${namespace}` } };
+    default:
+      throw new Error(`no canary for ${kind}`);
+  }
+}

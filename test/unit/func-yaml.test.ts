@@ -4,8 +4,9 @@ import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 
-// The upstream schema declares draft-04; its keywords here are draft-07 compatible, so drop the marker.
-const { $schema: _draft, ...schema } = JSON.parse(readFileSync(new URL('../../../shared/reference/func_yaml-schema.json', import.meta.url), 'utf8'));
+// knative/func's schema/func_yaml-schema.json (at c18d604), kept in the repo so the test is self-contained.
+// It declares draft-04; its keywords here are draft-07 compatible, so drop the marker.
+const { $schema: _draft, ...schema } = JSON.parse(readFileSync(new URL('../fixtures/func_yaml-schema.json', import.meta.url), 'utf8'));
 const func = parse(readFileSync(new URL('../../func.yaml', import.meta.url), 'utf8'));
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
 

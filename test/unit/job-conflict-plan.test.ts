@@ -229,6 +229,9 @@ describe('job-conflict plan()', () => {
     // nudged before the failure (an older episode): owed again
     stuck.metadata.annotations = { 'olm-medic.io/nudged-at': ago(3600).toISOString() };
     expect(summary(plan(o, { ...ctx, now: later }))).toEqual([NUDGE_B]);
+    // a failed look-alike Job (not provably OLM's) may be the cause: never nudged on its account
+    stuck.metadata.annotations = {};
+    expect(plan({ ...o, failedUnpackNamedJob: true }, { ...ctx, now: later }).kind).toBe('noop');
     // a failed job still exists: the job path decides, not this rule
     const withJob = observed([facts(job({ failed: 3000 }))], { subscription: stuck });
     expect(summary(plan(withJob, ctx))).toContain(DEL_JOB);
