@@ -8,7 +8,7 @@ import type { ResourceTrigger, SweepTrigger, Trigger } from '../events/types.js'
 import { KubeError } from '../kube/errors.js';
 import { refString, type Reader, type Ref } from '../kube/types.js';
 import type { Execute } from './executor.js';
-import type { Outcome } from './outcome.js';
+import type { ActionResult, Outcome } from './outcome.js';
 import type { AnyFunction, FunctionOptions } from './types.js';
 import { RecentSet, Requeuer, KeyedMutex } from './scheduling.js';
 
@@ -79,14 +79,18 @@ export function createEngine(deps: EngineDeps): Engine {
     const target = refString(ref);
     const options = deps.options[fn.name] ?? {};
     let lastConflict = '';
+    // Writes done before a re-plan still happened: they stay in the outcome.
+    const done: ActionResult[] = [];
     for (let attempt = 0; attempt <= deps.maxReplans; attempt++) {
       try {
         const ctx = { now: deps.now(), options };
         const observed = await fn.observe(ref, reader, ctx);
-        if (observed === undefined) return { function: fn.name, target, status: 'gone', reason: 'target no longer exists' };
+        if (observed === undefined) return withDone({ function: fn.name, target, status: 'gone', reason: 'target no longer exists' }, done);
         const plan = fn.plan(observed, ctx);
         deps.onPlan?.(fn.name, plan.kind);
         const result = await execute(fn.name, plan, target);
+        if (result.status === 'replan') done.push(...(result.done ?? []));
+        else if (done.length) return withDone(result, done);
         if (result.status !== 'replan') {
           if (result.status !== 'noop') log.info({ fn: fn.name, target, status: result.status, reason: result.reason, actions: result.actions }, 'reconciled');
           return result;
@@ -98,6 +102,12 @@ export function createEngine(deps: EngineDeps): Engine {
       }
     }
     return { function: fn.name, target, status: 'transient', reason: `state kept changing (${deps.maxReplans + 1} attempts): ${lastConflict}` };
+  }
+
+  function withDone(result: Outcome, done: ActionResult[]): Outcome {
+    const acted = done.some((a) => a.result === 'done');
+    const quiet = result.status === 'noop' || result.status === 'gone' || result.status === 'requeued' || result.status === 'dry-run';
+    return { ...result, ...(acted && quiet ? { status: 'acted' as const } : {}), actions: [...done, ...(result.actions ?? [])] };
   }
 
   /**

@@ -21,7 +21,7 @@ export interface ExecutorDeps {
 }
 
 /** A write precondition failed: the state changed under us. Re-read and re-plan. */
-export type ExecResult = Outcome | { status: 'replan'; reason: string };
+export type ExecResult = Outcome | { status: 'replan'; reason: string; done?: ActionResult[] };
 
 export function createExecutor(deps: ExecutorDeps) {
   const { writer, recorder, policy, budget } = deps;
@@ -115,7 +115,7 @@ export function createExecutor(deps: ExecutorDeps) {
       } catch (e) {
         if (e instanceof KubeError && e.conflict) {
           deps.onAction?.(fn, action, 'conflict');
-          return { status: 'replan', reason: `${action.verb} ${refString(action.target)}: ${e.message}` };
+          return { status: 'replan', reason: `${action.verb} ${refString(action.target)}: ${e.message}`, done: results };
         }
         deps.onAction?.(fn, action, 'error');
         throw e;
@@ -124,7 +124,7 @@ export function createExecutor(deps: ExecutorDeps) {
       // Something we meant to delete was already gone: the plan rests on a stale view (another
       // replica, or OLM, got there first). Re-plan before any dependent write, such as a nudge.
       if (result === 'gone' && action !== plan.actions[plan.actions.length - 1]) {
-        return { status: 'replan', reason: `${refString(action.target)} was already gone` };
+        return { status: 'replan', reason: `${refString(action.target)} was already gone`, done: results };
       }
       const { apiVersion, kind, name, namespace } = action.target;
       results.push({ verb: action.verb, target: refString(action.target), reason: action.reason, result, ...(held ? { held: { apiVersion, kind, name, ...(namespace ? { namespace } : {}) } } : {}) });
