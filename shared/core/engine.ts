@@ -89,14 +89,15 @@ export function createEngine(deps: EngineDeps): Engine {
         const plan = fn.plan(observed, ctx);
         deps.onPlan?.(fn.name, plan.kind);
         const result = await execute(fn.name, plan, target);
-        if (result.status === 'replan') done.push(...(result.done ?? []));
-        else if (done.length) return withDone(result, done);
-        if (result.status !== 'replan') {
-          if (result.status !== 'noop') log.info({ fn: fn.name, target, status: result.status, reason: result.reason, actions: result.actions }, 'reconciled');
-          return result;
+        if (result.status === 'replan') {
+          done.push(...(result.done ?? []));
+          lastConflict = result.reason;
+          log.debug({ fn: fn.name, target, attempt, conflict: result.reason }, 'state changed under the plan; re-planning');
+          continue;
         }
-        lastConflict = result.reason;
-        log.debug({ fn: fn.name, target, attempt, conflict: result.reason }, 'precondition failed; re-planning');
+        const outcome = withDone(result, done);
+        if (outcome.status !== 'noop') log.info({ fn: fn.name, target, status: outcome.status, reason: outcome.reason, actions: outcome.actions }, 'reconciled');
+        return outcome;
       } catch (e) {
         return failure(fn.name, target, e);
       }
@@ -105,6 +106,7 @@ export function createEngine(deps: EngineDeps): Engine {
   }
 
   function withDone(result: Outcome, done: ActionResult[]): Outcome {
+    if (done.length === 0) return result;
     const acted = done.some((a) => a.result === 'done');
     const quiet = result.status === 'noop' || result.status === 'gone' || result.status === 'requeued' || result.status === 'dry-run';
     return { ...result, ...(acted && quiet ? { status: 'acted' as const } : {}), actions: [...done, ...(result.actions ?? [])] };
