@@ -236,9 +236,9 @@ function nudgeOwed(sub: KubeObject, o: Observed, ctx: PlanContext): Action | und
   if (sub.metadata.deletionTimestamp || sub.metadata.annotations?.[MEDIC.optOut] === 'true') return undefined;
   // Only when no failed unpack-named Job is left at all: a look-alike we refuse to touch may be the cause.
   if (o.failedUnpackNamedJob || o.jobs.some((f) => jobState(f.job).kind === 'failed')) return undefined;
-  const since = Date.parse(failed.lastTransitionTime ?? '');
-  const nudged = Date.parse(sub.metadata.annotations?.[MEDIC.nudge] ?? '');
-  if (!Number.isNaN(nudged) && (Number.isNaN(since) || nudged >= since)) return undefined;
+  const since = seconds(failed.lastTransitionTime);
+  const nudged = seconds(sub.metadata.annotations?.[MEDIC.nudge]);
+  if (nudged !== undefined && (since === undefined || nudged >= since)) return undefined;
   return {
     verb: 'patch',
     target: { ...target(sub), resourceVersion: sub.metadata.resourceVersion! },

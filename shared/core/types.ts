@@ -6,7 +6,7 @@
  *   plan(observed, ctx)         pure decision: (observed, policy, now) -> Plan
  * Every write a plan asks for is performed by the executor (executor.ts), nowhere else.
  */
-import type { Trigger, ResourceTrigger } from '../events/types.js';
+import type { ResourceTrigger } from '../events/types.js';
 import type { KubeObject, ObjectMeta, Reader, Ref } from '../kube/types.js';
 
 /** The object an action writes, with the preconditions the write carries. */
@@ -86,10 +86,6 @@ export interface RemediationFunction<O = unknown> {
 
 export type AnyFunction = RemediationFunction<any>;
 
-export function isResource(t: Trigger): t is ResourceTrigger {
-  return t.kind === 'resource';
-}
-
 export function target(obj: KubeObject): Target {
   const m = obj.metadata;
   return {
@@ -102,5 +98,3 @@ export function target(obj: KubeObject): Target {
     ...(m.annotations ? { annotations: m.annotations } : {}),
   };
 }
-
-export const noop = (reason: string): Plan => ({ kind: 'noop', reason });

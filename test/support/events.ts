@@ -1,9 +1,12 @@
 /** Builds CloudEvents exactly as Knative's ApiServerSource adapter sends them (knative-facts §1). */
 import { CloudEvent, HTTP } from 'cloudevents';
 import { randomUUID } from 'node:crypto';
+import { isKnownKind, resourceFor } from '../../shared/kube/resources.js';
 import type { KubeObject } from '../../shared/kube/types.js';
 
-const plural = (kind: string): string => `${kind.toLowerCase()}${kind.endsWith('s') ? 'es' : 's'}`;
+/** The plural the adapter puts in the subject: from the resource table, guessed for kinds outside it. */
+const plural = (apiVersion: string, kind: string): string =>
+  isKnownKind(apiVersion, kind) ? resourceFor(apiVersion, kind).plural : `${kind.toLowerCase()}${kind.endsWith('s') ? 'es' : 's'}`;
 
 export function apiServerEvent(verb: 'add' | 'update' | 'delete', obj: KubeObject, source = 'https://10.96.0.1:443'): CloudEvent<KubeObject> {
   const ns = obj.metadata.namespace ?? '';
@@ -12,7 +15,7 @@ export function apiServerEvent(verb: 'add' | 'update' | 'delete', obj: KubeObjec
     id: randomUUID(),
     source,
     type: `dev.knative.apiserver.resource.${verb}`,
-    subject: `/apis/${obj.apiVersion}/namespaces/${ns}/${plural(obj.kind)}/${obj.metadata.name}`,
+    subject: `/apis/${obj.apiVersion}/namespaces/${ns}/${plural(obj.apiVersion, obj.kind)}/${obj.metadata.name}`,
     datacontenttype: 'application/json',
     data: obj,
     kind: obj.kind,

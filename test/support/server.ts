@@ -1,11 +1,7 @@
 /** Spawns the production server (`npm start`: scripts/start.mjs -> dist/server.mjs) against the test control plane. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { freePort } from '../control-plane/control-plane.js';
 import { npmStartArgs } from './start-command.js';
-
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 export interface RunningServer {
   url: string;
