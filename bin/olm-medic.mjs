@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The olm-medic CLI (see shared/cli.ts). Bundles dist/ first on a fresh clone.
+// The olm-medic CLI (composition root: bin/cli.ts; library: shared/cli/run.ts). Bundles dist/ first on a fresh clone.
 import { existsSync } from 'node:fs';
 
 const entry = new URL('../dist/cli.mjs', import.meta.url);

@@ -13,4 +13,4 @@ const common = {
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
 };
 
-await build({ ...common, entryPoints: { server: 'shared/server.ts', cli: 'shared/cli.ts' }, outdir: 'dist', outExtension: { '.js': '.mjs' } });
+await build({ ...common, entryPoints: { server: 'bin/server.ts', cli: 'bin/cli.ts' }, outdir: 'dist', outExtension: { '.js': '.mjs' } });

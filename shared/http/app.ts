@@ -16,7 +16,7 @@ import { APISERVER_TYPE, BadRequest, decodeRequest } from '../events/decode.js';
 import type { Trigger } from '../events/types.js';
 import type { Engine } from '../core/engine.js';
 import { countByStatus, worst, type Outcome, type OutcomeStatus } from '../core/outcome.js';
-import type { Metrics } from './metrics.js';
+import { kindLabel, typeLabel, type Metrics } from './metrics.js';
 
 export interface AppDeps {
   engine: Engine;
@@ -70,7 +70,7 @@ export function createApp(deps: AppDeps): express.Express {
       !h['ce-id'] || !h['ce-source'] || !APISERVER_TYPE.test(String(h['ce-type'])) || engine.wants(apiVersion, kind) ||
       !(Number(h['content-length']) <= deps.bodyLimitBytes) // unknown or too large: the full path answers (413)
     ) return next();
-    metrics.events.inc({ type: String(h['ce-type']), kind, outcome: 'ignored' });
+    metrics.events.inc({ type: typeLabel(h['ce-type']), kind: 'other', outcome: 'ignored' });
     req.resume();
     req.once('end', () => void res.status(200).setHeader('olm-medic-outcome', 'ignored=1').end());
   });
@@ -83,7 +83,7 @@ export function createApp(deps: AppDeps): express.Express {
       trigger = decodeRequest(req.headers, body);
     } catch (e) {
       const err = e instanceof BadRequest ? e : new BadRequest(400, String(e));
-      metrics.events.inc({ type: String(req.headers['ce-type'] ?? 'invalid'), kind: '', outcome: `rejected-${err.status}` });
+      metrics.events.inc({ type: typeLabel(req.headers['ce-type']), kind: '', outcome: `rejected-${err.status}` });
       log.warn({ status: err.status, error: err.message, ceId: req.headers['ce-id'] }, 'rejected request');
       return void res.status(err.status).json({ error: err.message, status: err.status });
     }
@@ -97,7 +97,7 @@ export function createApp(deps: AppDeps): express.Express {
     }
     const code = httpStatus(outcomes);
     const overall = worst(outcomes);
-    metrics.events.inc({ type: trigger.meta.type, kind: trigger.kind === 'resource' ? trigger.ref.kind : '', outcome: overall });
+    metrics.events.inc({ type: typeLabel(trigger.meta.type), kind: trigger.kind === 'resource' ? kindLabel(trigger.ref.kind, trigger.ref.apiVersion, (a, k) => engine.wants(a, k)) : '', outcome: overall });
     metrics.eventSeconds.observe({ kind: trigger.kind }, (performance.now() - started) / 1000);
     if (overall !== 'ignored') {
       const actions = outcomes.flatMap((o) => (o.actions ?? []).map((a) => `${o.function}:${a.reason}`));

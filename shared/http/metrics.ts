@@ -17,3 +17,23 @@ export function createMetrics() {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/**
+ * Label values must come from a fixed set, or any sender could grow the registry without bound
+ * (one series per distinct value). CloudEvent types we know, else "other".
+ */
+const KNOWN_TYPES = new Set([
+  ...['resource', 'ref'].flatMap((m) => ['add', 'update', 'delete'].map((v) => `dev.knative.apiserver.${m}.${v}`)),
+  'dev.knative.sources.ping',
+  'io.olm-medic.sweep',
+]);
+
+export function typeLabel(type: unknown): string {
+  return typeof type === 'string' && KNOWN_TYPES.has(type) ? type : 'other';
+}
+
+/** Kinds the functions declare ("<apiVersion>/<kind>" known to `wants`), else "other"; "" for non-resource events. */
+export function kindLabel(kind: unknown, apiVersion: unknown, wants: (apiVersion: string, kind: string) => boolean): string {
+  if (kind === '' || kind === undefined) return '';
+  return typeof kind === 'string' && typeof apiVersion === 'string' && wants(apiVersion, kind) ? kind : 'other';
+}

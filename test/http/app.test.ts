@@ -386,8 +386,26 @@ describe('other routes', () => {
     const text = await res.text();
     expect(text).toContain('# TYPE olm_medic_cloudevents_total counter');
     expect(text).toMatch(/olm_medic_cloudevents_total\{type="dev\.knative\.apiserver\.resource\.delete",kind="Job",outcome="acted"\} [1-9]/);
-    expect(text).toMatch(/olm_medic_cloudevents_total\{type="invalid",kind="",outcome="rejected-400"\} [1-9]/);
+    expect(text).toMatch(/olm_medic_cloudevents_total\{type="other",kind="",outcome="rejected-400"\} [1-9]/);
     expect(text).toContain('olm_medic_cloudevent_duration_seconds_bucket');
+  });
+
+  it('metric label values come from a fixed set: 500 distinct types and kinds add at most a few series', async () => {
+    const series = async (): Promise<number> => (await (await fetch(`${base}/metrics`)).text()).split('\n').filter((l) => l.startsWith('olm_medic_cloudevents_total{')).length;
+    const before = await series();
+    for (let i = 0; i < 250; i++) {
+      engine.unwanted.add(`v1/Kind${i}`);
+      engine.next = [{ status: 'ignored', reason: 'x' }];
+      const ev = jobEvent('update').cloneWith({ type: `com.example.t${i}`, kind: `Kind${i}`, apiversion: 'v1' } as never);
+      await send(ev);
+      // an unwanted kind through the header fast path and through the full path (structured mode)
+      await send(jobEvent('update').cloneWith({ kind: `Kind${i}`, apiversion: 'v1', data: { apiVersion: 'v1', kind: `Kind${i}`, metadata: { name: 'x', namespace: 'olm' } } } as never));
+      await post({ 'content-type': 'application/cloudevents+json' }, JSON.stringify({ specversion: '1.0', id: `i${i}`, source: 's', type: `bad.${i}`, data: 1 }));
+    }
+    const added = (await series()) - before;
+    expect(added).toBeLessThanOrEqual(6);
+    const text = await (await fetch(`${base}/metrics`)).text();
+    expect(text).not.toMatch(/Kind\d|com\.example|bad\.\d/);
   });
 });
 

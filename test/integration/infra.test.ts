@@ -82,6 +82,12 @@ describe.each(['dry-run', 'enforce'])('infra/overlays/%s', (overlay) => {
     expect(src.spec.resources.find((r) => r.kind === 'Job')!.selector).toBeUndefined();
   });
 
+  it('both Knative Services are cluster-local (no route from outside the cluster)', () => {
+    const services = objects.filter((o) => o.kind === 'Service' && o.apiVersion === 'serving.knative.dev/v1');
+    expect(services.map((s) => s.metadata.name).sort()).toEqual(['olm-medic', 'olm-medic-dlq']);
+    for (const s of services) expect(s.metadata.labels?.['networking.knative.dev/visibility'], s.metadata.name).toBe('cluster-local');
+  });
+
   it('has no wildcard in any RBAC rule', () => {
     for (const role of objects.filter((o) => o.kind === 'ClusterRole') as (KubeObject & { rules: Record<string, string[]>[] })[]) {
       for (const rule of role.rules) for (const v of Object.values(rule)) expect(v).not.toContain('*');

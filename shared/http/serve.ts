@@ -1,13 +1,16 @@
-/** Production entry point: `npm start` (bundled to dist/server.mjs). Serves on $PORT (default 8080). */
-import { ConfigError, loadConfig } from './core/config.js';
-import { createApp } from './http/app.js';
-import { createRuntime } from './wiring.js';
-import { allFunctions } from '../functions/index.js';
+/**
+ * Starts the HTTP server for a given set of functions (the library half of `npm start`).
+ * The composition root (bin/server.ts) decides WHICH functions; shared/ never imports functions/.
+ */
+import { ConfigError, loadConfig } from '../core/config.js';
+import type { AnyFunction } from '../core/types.js';
+import { createApp } from './app.js';
+import { createRuntime } from '../wiring.js';
 
-function main(): void {
+export function serve(functions: AnyFunction[], env: Record<string, string | undefined> = process.env): void {
   let config;
   try {
-    config = loadConfig(process.env, allFunctions);
+    config = loadConfig(env, functions);
   } catch (e) {
     if (e instanceof ConfigError) {
       process.stderr.write(`olm-medic: ${e.message}\n`);
@@ -17,7 +20,7 @@ function main(): void {
   }
   let rt;
   try {
-    rt = createRuntime(config, allFunctions);
+    rt = createRuntime(config, functions);
   } catch (e) {
     process.stderr.write(`olm-medic: cannot load Kubernetes credentials: ${e instanceof Error ? e.message : e}\n`);
     process.exit(2);
@@ -37,5 +40,3 @@ function main(): void {
   process.on('SIGINT', stop);
   process.on('unhandledRejection', (e) => rt.log.error({ err: e }, 'unhandled rejection'));
 }
-
-main();

@@ -7,12 +7,12 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { ConfigError, loadConfig } from './core/config.js';
-import type { Outcome } from './core/outcome.js';
-import { decodeEvent } from './events/decode.js';
-import { parseJsonl } from './events/jsonl.js';
-import { createRuntime } from './wiring.js';
-import { allFunctions } from '../functions/index.js';
+import { ConfigError, loadConfig } from '../core/config.js';
+import type { Outcome } from '../core/outcome.js';
+import type { AnyFunction } from '../core/types.js';
+import { decodeEvent } from '../events/decode.js';
+import { parseJsonl } from '../events/jsonl.js';
+import { createRuntime } from '../wiring.js';
 
 export const EXIT = { clean: 0, failed: 1, usage: 2, acted: 3 } as const;
 
@@ -25,7 +25,7 @@ export interface CliIo {
   env: Record<string, string | undefined>;
 }
 
-export async function runCli(argv: string[], io: CliIo): Promise<number> {
+export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunction[]): Promise<number> {
   let args;
   try {
     args = parseArgs({
@@ -100,6 +100,3 @@ function table(rows: Outcome[], total: number, dryRun: boolean): string {
   return rows.length ? [fmt(head), ...body.map(fmt), '', summary].join('\n') : `clean: ${summary}`;
 }
 
-if (process.argv[1] && /cli\.(m?js|ts)$/.test(process.argv[1])) {
-  runCli(process.argv.slice(2), { out: (s) => console.log(s), err: (s) => console.error(s), env: process.env }).then((code) => process.exit(code));
-}
