@@ -44,6 +44,20 @@ export default defineConfig({
           sequence: { groupOrder: 2 },
         },
       },
+      {
+        test: {
+          name: 'olm',
+          include: ['test/olm/**/*.test.ts'],
+          // Real OLM (built by test/control-plane/build-olm.sh) on its own control plane with a
+          // scheduler and kwok; one OLM at a time, so files run one after another.
+          globalSetup: ['test/olm/global-setup.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
+          fileParallelism: false,
+          maxWorkers: 1,
+          sequence: { groupOrder: 3 },
+        },
+      },
     ],
   },
 });

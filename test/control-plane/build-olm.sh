@@ -12,6 +12,7 @@
 # Prints one line per artefact on stdout: `<name> <path>`; progress and timings on stderr.
 #
 #   OLM_MEDIC_CACHE   cache root (default: $XDG_CACHE_HOME/olm-medic or ~/.cache/olm-medic)
+#   OLM_BED_EXTRAS=0  OLM versions only (no catalog-server, kwok, kube-scheduler)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 OLM_MODULE=github.com/operator-framework/operator-lifecycle-manager
@@ -148,5 +149,6 @@ build_kwok() { # kwok has no replace directives: a plain versioned install
 first=1
 for v in "${versions[@]}"; do
   build_olm "$v"
-  if [ $first = 1 ]; then build_catalog_server; build_kwok; build_scheduler; first=0; fi
+  if [ $first = 1 ] && [ "${OLM_BED_EXTRAS:-1}" = 1 ]; then build_catalog_server; build_kwok; build_scheduler; fi
+  first=0
 done

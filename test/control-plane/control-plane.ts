@@ -46,6 +46,8 @@ export interface StartOptions {
   log?: (line: string) => void;
   /** Extra users (name -> groups) with tokens, e.g. for RBAC tests. */
   users?: Record<string, string[]>;
+  /** kube-controller-manager's --controllers (default: GC, namespaces, Job TTLs, service accounts). */
+  controllers?: string[];
 }
 
 export async function freePort(): Promise<number> {
@@ -164,7 +166,7 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
           `--kubeconfig=${kcm.kubeconfig}`,
           '--leader-elect=false',
           '--secure-port=0',
-          '--controllers=garbage-collector-controller,namespace-controller,ttl-after-finished-controller,serviceaccount-controller',
+          `--controllers=${(opts.controllers ?? ['garbage-collector-controller', 'namespace-controller', 'ttl-after-finished-controller', 'serviceaccount-controller']).join(',')}`,
           '--concurrent-gc-syncs=5',
           `--service-account-private-key-file=${join(dir, 'sa.key')}`,
           '--v=0',

@@ -1,0 +1,79 @@
+/**
+ * The safe side, against real OLM: a healthy install (Jobs Complete, plans owned, CSV Succeeded) and
+ * an upgrade v0.1.0 -> v0.2.0, both produced by the real OLM controllers, must cause ZERO olm-medic
+ * writes (audit log), through real events (Knative's ApiServerSource adapter -> the production server,
+ * as the shipped ServiceAccounts) and through a CLI sweep.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { CATALOG, csvPhase, namespace, startOlm, subscribe, type OlmBed } from './bed.js';
+import { isLoopbackOrUnset, sockets, until } from './procs.js';
+import { paths, type Obj } from './rest.js';
+import { cli, describeWrite, startMedic, writesBy, type Medic } from './support.js';
+
+const cp = inject('controlPlane');
+const bed = inject('olmBed');
+const versions = Object.keys(bed.versions);
+
+let medic: Medic;
+beforeAll(async () => {
+  medic = await startMedic();
+});
+afterAll(async () => {
+  await medic?.stop();
+});
+
+describe.each(versions)('real OLM %s, healthy', (version) => {
+  let olm: OlmBed;
+  beforeAll(async () => {
+    olm = await startOlm(version);
+  });
+  afterAll(async () => {
+    await olm?.stop();
+  });
+
+  it('OLM and the catalog server listen and connect on loopback only', () => {
+    const procs = olm.procs();
+    expect(procs.length).toBe(3);
+    for (const p of procs) {
+      const socks = sockets(p.proc.pid!);
+      const offending = socks.filter((s) => !isLoopbackOrUnset(s.local, !s.listening) || !isLoopbackOrUnset(s.remote, true));
+      expect(offending, `${p.name}: ${JSON.stringify(socks)}`).toEqual([]);
+      // Each of them does talk (to the apiserver or to OLM): the check sees real sockets.
+      expect(socks.length, p.name).toBeGreaterThan(0);
+    }
+  });
+
+  it('a fresh install and an upgrade reach CSV Succeeded with zero olm-medic writes (events and a sweep)', async () => {
+    const since = Date.now() - 1000;
+    const [nsA, nsB] = [await namespace(olm.admin, 'healthy-a'), await namespace(olm.admin, 'healthy-b')];
+    await subscribe(olm.admin, nsA, 'medic-beta');
+    await subscribe(olm.admin, nsB, 'medic-alpha', { startingCSV: 'medic-alpha.v0.1.0' });
+    await until(async () => (await csvPhase(olm.admin, nsA, 'medic-beta.v0.1.0')) === 'Succeeded', `${nsA}: medic-beta.v0.1.0 Succeeded`, 240_000, olm.procs());
+    // The upgrade: OLM installs v0.1.0, then replaces it with v0.2.0.
+    await until(async () => (await csvPhase(olm.admin, nsB, 'medic-alpha.v0.2.0')) === 'Succeeded', `${nsB}: medic-alpha.v0.2.0 Succeeded`, 240_000, olm.procs());
+    await until(async () => !(await olm.admin.get(paths.olm(nsB, 'clusterserviceversions', 'medic-alpha.v0.1.0'))), `${nsB}: v0.1.0 replaced`, 120_000, olm.procs());
+
+    // OLM got there through unpack Jobs that completed and InstallPlans it owns.
+    const jobs = await olm.admin.list<Obj>(paths.batch(CATALOG.namespace));
+    expect(olm.unpacker.played.length).toBeGreaterThanOrEqual(3);
+    for (const j of jobs) expect(j.status?.conditions?.find((c: { type: string }) => c.type === 'Complete')?.status, j.metadata.name).toBe('True');
+    for (const ns of [nsA, nsB]) {
+      const subs = await olm.admin.list<Obj>(paths.olm(ns, 'subscriptions'));
+      for (const ip of await olm.admin.list<Obj>(paths.olm(ns, 'installplans'))) {
+        for (const s of subs) expect(ip.metadata.ownerReferences?.map((o) => o.uid), `${ns}/${ip.metadata.name}`).toContain(s.metadata.uid);
+      }
+    }
+
+    // Let the adapter deliver everything OLM wrote, then a sweep over the whole cluster.
+    await new Promise((r) => setTimeout(r, 5_000));
+    const sweep = await cli(['sweep', '-o', 'json']);
+    expect(sweep.code, sweep.stdout + sweep.stderr).toBe(0);
+
+    // The audit log records writes by user: OLM's controllers wrote plenty, olm-medic nothing.
+    expect(writesBy(bed.users.catalog, since).length).toBeGreaterThan(0);
+    expect(writesBy(bed.users.olm, since).length).toBeGreaterThan(0);
+    expect(writesBy(cp.shippedUser, since).map(describeWrite)).toEqual([]);
+    expect(medic.server.output()).not.toMatch(/"status":"acted"/);
+  });
+});

@@ -1,0 +1,70 @@
+/**
+ * Seed 1, produced by real OLM: a shared unpack Job fails (its pod never runs: the bundle image is
+ * "unpullable", so the Job hits activeDeadlineSeconds for real) for one namespace; the image comes back
+ * and another namespace subscribes to the same bundle. OLM keeps reusing the failed Job: both
+ * Subscriptions are stuck. olm-medic (server + real adapter, shipped SAs) deletes the Job and nudges;
+ * OLM then unpacks again and BOTH installs reach CSV Succeeded.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { bundleImage, CATALOG, csvPhase, namespace, startOlm, subscribe, type OlmBed } from './bed.js';
+import { until } from './procs.js';
+import { paths, type Obj } from './rest.js';
+import { describeWrite, startMedic, writesBy, type Medic } from './support.js';
+
+const cp = inject('controlPlane');
+const bed = inject('olmBed');
+// v0.25-v0.42: a failed unpack Job stays until someone deletes it (v0.43+ sets a 300 s TTL).
+const versions = Object.keys(bed.versions).filter((v) => ['v0.25.0', 'v0.28.0'].includes(v));
+const cond = (o: Obj | undefined, type: string): { status: string; reason?: string; message?: string; lastTransitionTime?: string } | undefined =>
+  o?.status?.conditions?.find((c: { type: string }) => c.type === type);
+
+describe.each(versions)('real OLM %s: a failed shared unpack Job', (version) => {
+  let olm: OlmBed;
+  let medic: Medic | undefined;
+  beforeAll(async () => {
+    olm = await startOlm(version);
+  });
+  afterAll(async () => {
+    await medic?.stop();
+    await olm?.stop();
+  });
+
+  it('blocks a second namespace until olm-medic deletes it; then OLM installs both', async () => {
+    const image = bundleImage('medic-beta', '0.1.0');
+    olm.unpacker.hold(image);
+    const ns1 = await namespace(olm.admin, 'unpack-fail');
+    await subscribe(olm.admin, ns1, 'medic-beta', { ogAnnotations: { 'operatorframework.io/bundle-unpack-timeout': '10s' } });
+    const failed = await until(async () => {
+      for (const j of await olm.admin.list<Obj>(paths.batch(CATALOG.namespace))) if (cond(j, 'Failed')?.status === 'True') return j;
+      return undefined;
+    }, 'the unpack Job to fail at its deadline', 120_000, olm.procs());
+    expect(cond(failed, 'Failed')?.reason).toBe('DeadlineExceeded');
+    await until(async () => cond(await olm.admin.get(paths.olm(ns1, 'subscriptions', 'medic-beta')), 'BundleUnpackFailed')?.status === 'True', `${ns1}: BundleUnpackFailed`, 120_000, olm.procs());
+
+    // The image is back; a second namespace subscribes to the same bundle.
+    olm.unpacker.release(image);
+    const ns2 = await namespace(olm.admin, 'unpack-second');
+    await subscribe(olm.admin, ns2, 'medic-beta');
+    // Stuck: OLM reuses the failed Job for both (give it well past a resolve cycle).
+    await new Promise((r) => setTimeout(r, 30_000));
+    for (const ns of [ns1, ns2]) {
+      const sub = await olm.admin.get<Obj>(paths.olm(ns, 'subscriptions', 'medic-beta'));
+      expect(sub?.status?.installedCSV, `${ns} is not stuck: ${JSON.stringify(sub?.status)}`).toBeUndefined();
+      expect(await olm.admin.list(paths.olm(ns, 'installplans'))).toEqual([]);
+    }
+    const sub2 = await olm.admin.get<Obj>(paths.olm(ns2, 'subscriptions', 'medic-beta'));
+    process.stderr.write(`[findings ${version}] second subscriber while the shared Job is Failed: ${JSON.stringify(sub2?.status?.conditions)}\n`);
+    expect((await olm.admin.get<Obj>(paths.batch(CATALOG.namespace, failed.metadata.name)))?.metadata.uid).toBe(failed.metadata.uid);
+
+    // olm-medic: real events only.
+    const since = Date.now();
+    medic = await startMedic();
+    await until(async () => (await olm.admin.get<Obj>(paths.batch(CATALOG.namespace, failed.metadata.name)))?.metadata.uid !== failed.metadata.uid, 'olm-medic to delete the failed Job', 60_000, olm.procs());
+    await until(async () => (await csvPhase(olm.admin, ns1, 'medic-beta.v0.1.0')) === 'Succeeded', `${ns1}: CSV Succeeded`, 240_000, olm.procs());
+    await until(async () => (await csvPhase(olm.admin, ns2, 'medic-beta.v0.1.0')) === 'Succeeded', `${ns2}: CSV Succeeded`, 240_000, olm.procs());
+    const writes = writesBy(cp.shippedUser, since).filter((e) => e.responseStatus?.code && e.responseStatus.code < 300);
+    process.stderr.write(`[findings ${version}] olm-medic writes for the heal:\n  ${writes.map(describeWrite).join('\n  ')}\n`);
+    expect(writes.some((e) => e.verb === 'delete' && e.objectRef?.resource === 'jobs' && e.objectRef.name === failed.metadata.name)).toBe(true);
+  });
+});

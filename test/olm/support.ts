@@ -1,0 +1,56 @@
+/** Shared pieces of the olm suites: olm-medic (server + Knative's real adapter), audit counting. */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { inject } from 'vitest';
+import { createKube, loadKubeConfig } from '../../shared/kube/client.js';
+import type { AuditEntry } from '../control-plane/control-plane.js';
+import { renderInfra } from '../control-plane/shipped-identity.js';
+import { startAdapter, waitForEveryKind, type RunningAdapter } from '../support/adapter.js';
+import { startServer, type RunningServer } from '../support/server.js';
+
+const WRITES = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
+
+/** Write requests (create/update/patch/delete) `user` made since `since` (ms), from the audit log. */
+export function writesBy(user: string, since: number): (AuditEntry & { stageTimestamp: string })[] {
+  const cp = inject('controlPlane');
+  return readFileSync(cp.auditLog, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as AuditEntry & { stageTimestamp: string })
+    .filter((e) => e.user?.username === user && WRITES.has(e.verb) && Date.parse(e.stageTimestamp) >= since);
+}
+
+export const describeWrite = (e: AuditEntry): string => `${e.verb} ${e.requestURI} -> ${e.responseStatus?.code}`;
+
+/** The CLI (`olm-medic ...`) as the shipped ServiceAccount. */
+export function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const cp = inject('controlPlane');
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['bin/olm-medic.mjs', ...args], { env: { PATH: process.env.PATH ?? '', KUBECONFIG: cp.shippedKubeconfig } }, (err, stdout, stderr) =>
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+export interface Medic {
+  server: RunningServer;
+  adapter: RunningAdapter;
+  stop(): Promise<void>;
+}
+
+/** The production server as the shipped ServiceAccount, fed by Knative's real ApiServerSource adapter. */
+export async function startMedic(env: Record<string, string> = {}): Promise<Medic> {
+  const cp = inject('controlPlane');
+  const server = await startServer({ KUBECONFIG: cp.shippedKubeconfig, LOG_LEVEL: 'info', ...env });
+  const source = renderInfra(cp.binaries.kustomize).find((o) => o.kind === 'ApiServerSource')!;
+  const adapter = startAdapter(cp.binaries.adapter, { kubeconfig: cp.sourceKubeconfig, sink: server.url, source });
+  await waitForEveryKind(createKube(loadKubeConfig(cp.adminKubeconfig)), server.url, source);
+  return {
+    server,
+    adapter,
+    async stop() {
+      await adapter.stop();
+      await server.stop();
+    },
+  };
+}
