@@ -102,14 +102,14 @@ export async function startOlm(version: string, opts: StartOlmOptions = {}): Pro
       '--opmImage=registry.invalid/olm-medic/opm:test',
       '--util-image=registry.invalid/olm-medic/util:test',
       `--bundle-unpack-timeout=${opts.unpackTimeout ?? '45s'}`,
-    ], join(cp.dir, `catalog-operator-${current}.log`), { OLM_MEDIC_METRICS_PORT: String(await freePort()) });
+    ], join(cp.dir, `catalog-operator-${current}.log`), { OLM_MEDIC_METRICS_PORT: String(await freePort()) }, { restart: true });
   };
   const startOlmOperator = async (): Promise<void> => {
     olm = startProc(`olm-operator ${current}`, join(dir!, 'olm'), [
       `--namespace=${CATALOG.namespace}`,
       '--writeStatusName=',
       '--writePackageServerStatusName=',
-    ], join(cp.dir, `olm-operator-${current}.log`), { KUBECONFIG: bed.kubeconfigs.olm, OLM_MEDIC_METRICS_PORT: String(await freePort()) });
+    ], join(cp.dir, `olm-operator-${current}.log`), { KUBECONFIG: bed.kubeconfigs.olm, OLM_MEDIC_METRICS_PORT: String(await freePort()) }, { restart: true });
   };
   await startCatalogOperator();
   await startOlmOperator();

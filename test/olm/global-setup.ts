@@ -70,6 +70,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
       'job-controller',
       'deployment-controller',
       'replicaset-controller',
+      // Removes the not-ready taint the apiserver's TaintNodesByCondition admission puts on every
+      // new Node, taints/evicts when a kwok Node stops heartbeating.
+      'node-lifecycle-controller',
+      'taint-eviction-controller',
     ],
   });
   // The fixture CRDs are only for the shipped identity's RBAC rendering; the OLM suites replace them

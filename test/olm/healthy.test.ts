@@ -32,20 +32,23 @@ describe.each(versions)('real OLM %s, healthy', (version) => {
     await olm?.stop();
   });
 
-  it('OLM and the catalog server listen and connect on loopback only', () => {
+  it('OLM and the catalog server listen and connect on loopback only', async () => {
     const procs = olm.procs();
-    expect(procs.length).toBe(3);
+    expect(procs.map((p) => p.name)).toEqual(['catalog-server', `catalog-operator ${version}`, `olm-operator ${version}`]);
     for (const p of procs) {
-      const socks = sockets(p.proc.pid!);
+      // Each of them talks (to the apiserver, or serves OLM): wait until the check sees real sockets.
+      const socks = await until(async () => {
+        const s = sockets(p.proc.pid!);
+        return s.some((x) => !x.listening) && s;
+      }, `${p.name} to hold connected sockets`, 60_000);
       const offending = socks.filter((s) => !isLoopbackOrUnset(s.local, !s.listening) || !isLoopbackOrUnset(s.remote, true));
       expect(offending, `${p.name}: ${JSON.stringify(socks)}`).toEqual([]);
-      // Each of them does talk (to the apiserver or to OLM): the check sees real sockets.
-      expect(socks.length, p.name).toBeGreaterThan(0);
     }
   });
 
-  it('a fresh install and an upgrade reach CSV Succeeded with zero olm-medic writes (events and a sweep)', async () => {
-    const since = Date.now() - 1000;
+  let since = 0;
+  it('a fresh install and an upgrade v0.1.0 -> v0.2.0 reach CSV Succeeded through completed unpack Jobs and owned InstallPlans', async () => {
+    since = Date.now() - 1000;
     const [nsA, nsB] = [await namespace(olm.admin, 'healthy-a'), await namespace(olm.admin, 'healthy-b')];
     await subscribe(olm.admin, nsA, 'medic-beta');
     await subscribe(olm.admin, nsB, 'medic-alpha', { startingCSV: 'medic-alpha.v0.1.0' });
@@ -64,16 +67,22 @@ describe.each(versions)('real OLM %s, healthy', (version) => {
         for (const s of subs) expect(ip.metadata.ownerReferences?.map((o) => o.uid), `${ns}/${ip.metadata.name}`).toContain(s.metadata.uid);
       }
     }
-
     // Let the adapter deliver everything OLM wrote, then a sweep over the whole cluster.
     await new Promise((r) => setTimeout(r, 5_000));
     const sweep = await cli(['sweep', '-o', 'json']);
     expect(sweep.code, sweep.stdout + sweep.stderr).toBe(0);
-
-    // The audit log records writes by user: OLM's controllers wrote plenty, olm-medic nothing.
+    // The audit log records writes by user: OLM's controllers wrote plenty (the check below can see writes).
     expect(writesBy(bed.users.catalog, since).length).toBeGreaterThan(0);
     expect(writesBy(bed.users.olm, since).length).toBeGreaterThan(0);
+  });
+
+  // DEFECT (found by this suite on v0.28.0, see /work/notes/olm-findings.md): during a healthy install
+  // olm-medic sends write requests while OLM is still mid-flight — finalizer-cleanup patches each
+  // brand-new CSV (adding its own finalizer before OLM's first sync adds operators.coreos.com/csv-cleanup)
+  // and ownerref-repair patches fresh InstallPlans (before OLM's adoption controller labels them). Most
+  // lose the race (409) but some succeed (200 on two InstallPlans in one run). Flip to `it` once fixed.
+  it.fails('olm-medic made zero write requests through all of it (events and the sweep)', () => {
+    expect(since).toBeGreaterThan(0);
     expect(writesBy(cp.shippedUser, since).map(describeWrite)).toEqual([]);
-    expect(medic.server.output()).not.toMatch(/"status":"acted"/);
   });
 });

@@ -4,24 +4,55 @@ import { createWriteStream, readdirSync, readFileSync, readlinkSync } from 'node
 
 export interface Proc {
   name: string;
-  proc: ChildProcess;
+  /** The current process (a new one after each restart). */
+  readonly proc: ChildProcess;
+  /** How often it exited and was started again (restart: true). */
+  readonly restarts: number;
+  /** Restarted on exit, so an exit is not a failure. */
+  readonly supervised: boolean;
   logFile: string;
   tail(lines?: number): string;
   stop(): Promise<void>;
 }
 
-export function startProc(name: string, bin: string, args: string[], logFile: string, env: Record<string, string> = {}): Proc {
+/**
+ * Starts `bin`, logging to `logFile`. With `restart`, an exit is answered by starting it again, as
+ * the kubelet does for a Deployment's pod (OLM's catalog-operator exits on purpose after its labeller).
+ */
+export function startProc(name: string, bin: string, args: string[], logFile: string, env: Record<string, string> = {}, opts: { restart?: boolean } = {}): Proc {
   const out = createWriteStream(logFile, { flags: 'a' });
-  const proc = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env } });
-  proc.stdout!.pipe(out);
-  proc.stderr!.pipe(out);
+  let stopped = false;
+  let restarts = 0;
+  const spawnOne = (): ChildProcess => {
+    const p = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env } });
+    p.stdout!.pipe(out, { end: false });
+    p.stderr!.pipe(out, { end: false });
+    if (opts.restart) {
+      p.once('exit', (code, signal) => {
+        if (stopped) return;
+        out.write(`\n[olm-bed] ${name} exited (code ${code}, signal ${signal}); starting it again\n`);
+        restarts++;
+        setTimeout(() => {
+          if (!stopped) current = spawnOne();
+        }, 500);
+      });
+    }
+    return p;
+  };
+  let current = spawnOne();
   const kill = (): void => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+    if (current.exitCode === null && current.signalCode === null) current.kill('SIGKILL');
   };
   process.once('exit', kill);
   return {
     name,
-    proc,
+    get proc() {
+      return current;
+    },
+    get restarts() {
+      return restarts;
+    },
+    supervised: opts.restart === true,
     logFile,
     tail(lines = 30) {
       try {
@@ -31,7 +62,9 @@ export function startProc(name: string, bin: string, args: string[], logFile: st
       }
     },
     async stop() {
+      stopped = true;
       process.removeListener('exit', kill);
+      const proc = current;
       if (proc.exitCode !== null || proc.signalCode !== null) return;
       proc.kill('SIGTERM');
       await Promise.race([new Promise((r) => proc.once('exit', r)), new Promise((r) => setTimeout(r, 5_000))]);
@@ -47,7 +80,7 @@ export async function until<T>(fn: () => Promise<T | undefined | false>, what: s
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
-    for (const p of procs) if (p.proc.exitCode !== null) throw new Error(`${p.name} exited with ${p.proc.exitCode} while waiting for ${what}:\n${p.tail()}`);
+    for (const p of procs) if (p.proc.exitCode !== null && !p.supervised) throw new Error(`${p.name} exited with ${p.proc.exitCode} while waiting for ${what}:\n${p.tail()}`);
     try {
       const v = await fn();
       if (v) return v;

@@ -1,6 +1,7 @@
 /** Shared pieces of the olm suites: olm-medic (server + Knative's real adapter), audit counting. */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { inject } from 'vitest';
 import { createKube, loadKubeConfig } from '../../shared/kube/client.js';
 import type { AuditEntry } from '../control-plane/control-plane.js';
@@ -51,6 +52,8 @@ export async function startMedic(env: Record<string, string> = {}): Promise<Medi
     async stop() {
       await adapter.stop();
       await server.stop();
+      writeFileSync(join(cp.dir, `olm-medic-server-${Date.now()}.log`), server.output());
+      writeFileSync(join(cp.dir, `olm-medic-adapter-${Date.now()}.log`), adapter.output());
     },
   };
 }
