@@ -5,9 +5,14 @@
  * test/fixtures/olm-catalog served on loopback by operator-registry's own server, a grpc
  * CatalogSource `olm/medic-catalog` pointing at it, and the unpack-pod stand-in (unpacker.ts).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
+
+/** This version's opm, else (it does not build with today's Go) the catalog-server version's. */
+function opmFor(dir: string, catalogServer: string): string {
+  return existsSync(join(dir, 'opm')) ? join(dir, 'opm') : join(dirname(catalogServer), 'opm');
+}
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
 import { parse } from 'yaml';
@@ -113,7 +118,7 @@ export async function startOlm(version: string, opts: StartOlmOptions = {}): Pro
   };
   await startCatalogOperator();
   await startOlmOperator();
-  let unpacker = startUnpacker({ rest: admin, opm: join(dir, 'opm'), kubeconfig: bed.kubeconfigs.unpack, bundlesDir: join(fixtures, 'bundles'), namespaces: [CATALOG.namespace], log });
+  let unpacker = startUnpacker({ rest: admin, opm: opmFor(dir, bed.catalogServer), kubeconfig: bed.kubeconfigs.unpack, bundlesDir: join(fixtures, 'bundles'), namespaces: [CATALOG.namespace], log });
 
   const allProcs = (): Proc[] => [catalogServer, ...(catalog ? [catalog] : []), ...(olm ? [olm] : [])];
   await until(async () => {
@@ -157,7 +162,7 @@ export async function startOlm(version: string, opts: StartOlmOptions = {}): Pro
       await startCatalogOperator();
       await startOlmOperator();
       const held = unpacker;
-      unpacker = startUnpacker({ rest: admin, opm: join(dir, 'opm'), kubeconfig: bed.kubeconfigs.unpack, bundlesDir: join(fixtures, 'bundles'), namespaces: [CATALOG.namespace], log });
+      unpacker = startUnpacker({ rest: admin, opm: opmFor(dir, bed.catalogServer), kubeconfig: bed.kubeconfigs.unpack, bundlesDir: join(fixtures, 'bundles'), namespaces: [CATALOG.namespace], log });
       unpacker.played.push(...held.played);
     },
     procs: allProcs,
