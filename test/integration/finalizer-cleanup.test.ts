@@ -196,6 +196,7 @@ describe('finalizer-cleanup A: CSV cleanup that survives controller downtime', (
       list: (a, k, o) => kube.list(a, k, o),
       create: (o, w) => kube.create(o, w),
       mergePatch: (r, p, w) => kube.mergePatch(r, p, w),
+      serverNow: () => kube.serverNow(),
       delete: async (r, o) => {
         if (++deletes > 1) throw new Error('olm-medic was killed');
         return kube.delete(r, o);

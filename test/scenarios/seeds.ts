@@ -30,7 +30,7 @@ async function create(kube: Kube, obj: Obj): Promise<KubeObject> {
 }
 async function status(kube: Kube, obj: KubeObject, st: Obj): Promise<KubeObject> {
   const { apiVersion, kind, metadata } = obj;
-  return kube.mergePatch({ apiVersion, kind, name: metadata.name, ...(metadata.namespace ? { namespace: metadata.namespace } : {}) }, { status: st }, { dryRun: false, subresource: 'status' });
+  return live(await kube.mergePatch({ apiVersion, kind, name: metadata.name, ...(metadata.namespace ? { namespace: metadata.namespace } : {}) }, { status: st }, { dryRun: false, subresource: 'status' }));
 }
 const ref = (o: KubeObject): Ref => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}) });
 const ns = (kube: Kube, name: string) => create(kube, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
@@ -173,3 +173,8 @@ export async function uninstallLeftovers(kube: Kube, id: string): Promise<Situat
 }
 
 export const seeds = [staleUnpackJob, missingOwner, stuckCatalogPod, csvDeletedWhileDown, uninstallLeftovers];
+
+function live(o: KubeObject | 'gone'): KubeObject {
+  if (o === 'gone') throw new Error('object vanished while the test set up its situation');
+  return o;
+}
