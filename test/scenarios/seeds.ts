@@ -109,7 +109,9 @@ export async function csvDeletedWhileDown(kube: Kube, id: string): Promise<Situa
   const n = `ops-${id}`;
   await ns(kube, n);
   const csvName = `cert-manager.v1.14.${id.length}`;
-  const csv = await create(kube, olm.csv({ namespace: n, name: csvName, phase: 'Succeeded' }));
+  // OLM synced it (status written): only then does olm-medic add its finalizer (OLM v0.27+ adds its own first).
+  const built = olm.csv({ namespace: n, name: csvName, phase: 'Succeeded' });
+  const csv = await status(kube, await create(kube, built), built.status);
   const owned = [
     await create(kube, olm.csvClusterRole({ csvName, csvNamespace: n, name: `${csvName}-${id}-cr` } as never)),
     await create(kube, olm.csvClusterRoleBinding({ csvName, csvNamespace: n, name: `${csvName}-${id}-crb`, roleName: `${csvName}-${id}-cr` } as never)),
