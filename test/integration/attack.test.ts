@@ -1,0 +1,223 @@
+/**
+ * Red-team suite (issue 8's invariant): olm-medic never writes to an object whose live state does
+ * not justify the write, and never answers 5xx / dies for input it accepts.
+ *
+ * Every test asserts the SAFE behaviour on the real control plane, as the shipped ServiceAccount.
+ * `describe('holes', ...)` holds the ones that failed when written (see /work/notes/attack-findings.md);
+ * `describe('safe', ...)` holds hypotheses that turned out safe (regression tests).
+ */
+import { randomBytes } from 'node:crypto';
+import { CloudEvent } from 'cloudevents';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { catalogReschedule } from '../../functions/catalog-reschedule/index.js';
+import { finalizerCleanup } from '../../functions/finalizer-cleanup/index.js';
+import { jobConflict } from '../../functions/job-conflict/index.js';
+import type { Outcome } from '../../shared/core/outcome.js';
+import { decodeEvent } from '../../shared/events/decode.js';
+import { refOf, type KubeObject } from '../../shared/kube/types.js';
+import type { Runtime, RuntimeOverrides } from '../../shared/wiring.js';
+import * as olm from '../fixtures/olm-objects.js';
+import { eventually, testCluster } from '../support/cluster.js';
+import { apiServerEvent, post } from '../support/events.js';
+import { startServer, type RunningServer } from '../support/server.js';
+
+const c = testCluster();
+const CATALOG = 'operatorhubio-catalog';
+const CATALOG_IMAGE = 'quay.io/operatorhubio/catalog:latest';
+const MIN = 60_000;
+
+const asKube = (o: olm.Obj): KubeObject => o as KubeObject;
+const create = (o: olm.Obj): Promise<KubeObject> => c.create(asKube(o));
+const live = (o: KubeObject): Promise<KubeObject | undefined> => c.get(refOf(o));
+const WRITES = ['delete', 'deletecollection', 'patch', 'update'];
+const writesIn = (ns: string) => c.audit().filter((e) => e.objectRef?.namespace === ns && WRITES.includes(e.verb));
+const hex = (n: number) => randomBytes(Math.ceil(n / 2)).toString('hex').slice(0, n);
+
+const runtimes: Runtime[] = [];
+afterEach(() => {
+  for (const rt of runtimes.splice(0)) rt.engine.close();
+});
+function runtime(fns: Parameters<typeof c.runtime>[0], env: Record<string, string> = {}, overrides: RuntimeOverrides = {}): Runtime {
+  const rt = c.runtime(fns, env, overrides as { now?: () => Date });
+  runtimes.push(rt);
+  return rt;
+}
+const send = (rt: Runtime, verb: 'add' | 'update' | 'delete', obj: KubeObject): Promise<Outcome[]> => rt.engine.handle(decodeEvent(apiServerEvent(verb, obj)));
+
+// ---------------------------------------------------------------------------------------------
+// job-conflict: an OLM v0.19-v0.25 catalog namespace (the ConfigMap is labelled, the Job is not)
+// ---------------------------------------------------------------------------------------------
+
+interface Legacy {
+  cat: string;
+  catsrc: KubeObject;
+  cm: KubeObject;
+  job: KubeObject;
+}
+
+/** A healthy, Complete unpack Job exactly as OLM v0.25 leaves it: no labels on the Job. */
+async function legacyCompleteUnpack(): Promise<Legacy> {
+  const cat = await c.namespace('atk-cat');
+  const image = `quay.io/operatorhubio/etcd@sha256:${hex(64)}`;
+  let catsrc = await create(olm.catalogSource({ namespace: cat, name: CATALOG, image: CATALOG_IMAGE, displayName: 'Community Operators', publisher: 'OperatorHub.io' }));
+  catsrc = await c.setStatus(catsrc, olm.catalogSourceStatus({ namespace: cat, name: CATALOG, lastObservedState: 'READY' }));
+  const cm = await create(olm.unpackConfigMap({ namespace: cat, image, catalogSourceName: CATALOG, catalogSourceUid: catsrc.metadata.uid!, managedLabel: true, extractedPackage: 'etcd' }));
+  let job = await create(olm.unpackJob({ namespace: cat, image, configMapUid: cm.metadata.uid!, variant: 'no-ref-label' }));
+  job = await c.setStatus(job, olm.jobStatusComplete({ at: new Date(Date.now() - 21 * 24 * 60 * MIN) }));
+  const l = job.metadata.labels ?? {};
+  expect([l['olm.managed'], l['operatorframework.io/bundle-unpack-ref']]).toEqual([undefined, undefined]);
+  return { cat, catsrc, cm, job };
+}
+
+async function expectJobUntouched(s: Legacy): Promise<void> {
+  const j = await live(s.job);
+  expect(j?.metadata.uid, 'the healthy Complete unpack Job still exists').toBe(s.job.metadata.uid);
+  expect(writesIn(s.cat).map((e) => `${e.verb} ${e.objectRef?.resource}/${e.objectRef?.name}`)).toEqual([]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// catalog-reschedule helpers
+// ---------------------------------------------------------------------------------------------
+
+/** A CatalogSource and its serving pod bound to `nodeName`, deleted with a 3600 s grace (stuck Terminating). */
+async function stuckCatalogPod(ns: string, nodeName: string): Promise<{ catsrc: KubeObject; pod: KubeObject }> {
+  const catsrc = await create(olm.catalogSource({ namespace: ns, name: CATALOG, image: CATALOG_IMAGE, displayName: 'Community Operators', publisher: 'OperatorHub.io' }));
+  const pod = await create(olm.catalogPod({ namespace: ns, catalogSourceName: CATALOG, catalogSourceUid: catsrc.metadata.uid!, nodeName, image: CATALOG_IMAGE }));
+  await c.admin.delete(refOf(pod), { uid: pod.metadata.uid!, gracePeriodSeconds: 3600, dryRun: false });
+  return { catsrc, pod: (await live(pod))! };
+}
+
+// ---------------------------------------------------------------------------------------------
+// finalizer-cleanup B helpers
+// ---------------------------------------------------------------------------------------------
+
+function deployment(ns: string, name: string, labels: Record<string, string>): olm.Obj {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace: ns, labels },
+    spec: {
+      replicas: 0,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } },
+    },
+  };
+}
+
+/** An Operator object as OLM's OperatorReconciler writes it, annotated for uninstall. */
+async function operatorFor(pkg: string, ns: string, refs: olm.ComponentRef[], annotations: Record<string, string> = { 'olm-medic.io/uninstall': 'true' }): Promise<KubeObject> {
+  const obj = olm.operatorObject({ pkg, namespace: ns, refs });
+  const status = obj.status;
+  obj.metadata.annotations = annotations;
+  delete obj.status;
+  const op = await create(obj);
+  return c.setStatus(op, status);
+}
+
+// =============================================================================================
+
+describe('holes', () => {
+  it('H1 job-conflict: a bare pod labelled olm.catalogSource + olm.managed=true (no CatalogSource owner) is not evidence that OLM labels its Jobs: a healthy v0.25 unpack Job is kept', async () => {
+    const s = await legacyCompleteUnpack();
+    // Control: without the look-alike, the unlabelled Complete job is (correctly) left alone.
+    expect(await send(runtime([jobConflict]), 'add', s.job)).toEqual([expect.objectContaining({ status: 'noop' })]);
+    // Any user with create on pods in the catalog namespace: a pod that only LOOKS like a v0.26+ registry pod.
+    await create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'look-alike', namespace: s.cat, labels: { 'olm.catalogSource': 'mine', 'olm.managed': 'true' } },
+      spec: { containers: [{ name: 'c', image: 'busybox' }] },
+    });
+    await send(runtime([jobConflict]), 'add', s.job);
+    await expectJobUntouched(s);
+  });
+
+  it('H2 job-conflict: a look-alike hash-named Job carrying operatorframework.io/bundle-unpack-ref (no ConfigMap owner) is not evidence either', async () => {
+    const s = await legacyCompleteUnpack();
+    expect(await send(runtime([jobConflict]), 'add', s.job)).toEqual([expect.objectContaining({ status: 'noop' })]);
+    await create({
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: hex(63), namespace: s.cat, labels: { 'operatorframework.io/bundle-unpack-ref': 'mine' } },
+      spec: { suspend: true, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } },
+    });
+    await send(runtime([jobConflict]), 'add', s.job);
+    await expectJobUntouched(s);
+  });
+
+  it('H3 finalizer-cleanup: uninstalling Operator <pkg>.<nsA> never deletes an object in another namespace that carries its label (refs pointing into nsB)', async () => {
+    const [nsA, nsB] = [await c.namespace('atk-opa'), await c.namespace('atk-opb')];
+    const pkg = `pkg-${hex(6)}`;
+    const key = olm.componentLabelKey(pkg, nsA);
+    const mine = await create(deployment(nsA, `${pkg}-controller`, { [key]: '' }));
+    // A workload in another namespace carrying the label (set by its owner, or by mistake). OLM's
+    // OperatorReconciler lists every object with the label, so it appears in the refs.
+    const theirs = await create(deployment(nsB, 'payments-api', { [key]: '' }));
+    const op = await operatorFor(pkg, nsA, [
+      { kind: 'Deployment', apiVersion: 'apps/v1', namespace: nsA, name: mine.metadata.name },
+      { kind: 'Deployment', apiVersion: 'apps/v1', namespace: nsB, name: theirs.metadata.name },
+    ]);
+    await send(runtime([finalizerCleanup]), 'update', op);
+    await eventually(async () => (await live(mine)) === undefined, "the uninstalled operator's own Deployment to go");
+    expect(await live(theirs), `Deployment ${nsB}/payments-api`).toBeDefined();
+    expect(writesIn(nsB).map((e) => `${e.verb} ${e.objectRef?.resource}/${e.objectRef?.name}`)).toEqual([]);
+  });
+
+  it('H4 catalog-reschedule: a host clock behind the apiserver does not skip the node-gone quarantine on the first event after start', async () => {
+    const ns = await c.namespace('atk-skew');
+    const ghost = `ghost-${hex(8)}`; // no Node object: "the node is gone"
+    const { pod } = await stuckCatalogPod(ns, ghost);
+    // A fresh process (no apiserver response seen yet) whose host clock runs an hour behind.
+    const rt = runtime([catalogReschedule], {}, { localNow: () => Date.now() - 60 * MIN });
+    const out = await send(rt, 'update', pod);
+    expect(out.map((o) => o.status)).toEqual(['requeued']);
+    expect((await live(pod))?.metadata.uid).toBe(pod.metadata.uid);
+    expect(writesIn(ns)).toEqual([]);
+  });
+
+  describe('the production server (npm start)', () => {
+    let srv: RunningServer;
+    beforeAll(async () => {
+      srv = await startServer({ KUBECONFIG: c.kubeconfig.server, LOG_LEVEL: 'warn' });
+    });
+    afterAll(async () => {
+      await srv?.stop();
+    });
+
+    const refEvent = (data: Record<string, string>, verb = 'update') =>
+      new CloudEvent({ specversion: '1.0', id: randomBytes(8).toString('hex'), source: 'https://10.96.0.1:443', type: `dev.knative.apiserver.ref.${verb}`, datacontenttype: 'application/json', data });
+
+    it.each([
+      ['Job (job-conflict)', { apiVersion: 'batch/v1', kind: 'Job', name: 'a'.repeat(63) }, 'update'],
+      ['Subscription (job-conflict, ownerref-repair)', { apiVersion: 'operators.coreos.com/v1alpha1', kind: 'Subscription', name: 'etcd' }, 'update'],
+      ['InstallPlan (ownerref-repair)', { apiVersion: 'operators.coreos.com/v1alpha1', kind: 'InstallPlan', name: 'install-abcde' }, 'update'],
+      ['Pod (catalog-reschedule)', { apiVersion: 'v1', kind: 'Pod', name: 'operatorhubio-catalog-x2v4z' }, 'update'],
+      ['ClusterServiceVersion delete (finalizer-cleanup)', { apiVersion: 'operators.coreos.com/v1alpha1', kind: 'ClusterServiceVersion', name: 'etcdoperator.v0.9.4' }, 'delete'],
+    ])('H5 a Reference-mode event about a namespaced %s WITHOUT a namespace is a 4xx naming the field, not a 500', async (_what, data, verb) => {
+      const res = await post(srv.url, refEvent(data, verb));
+      const body = await res.text();
+      expect(res.status, body).toBeGreaterThanOrEqual(400);
+      expect(res.status, body).toBeLessThan(500);
+    });
+
+    it('H6 memory stays bounded: 160 valid, handled events each carrying a ~900 kB metadata.resourceVersion do not kill the server', async () => {
+      const ghost = `ghost-${hex(8)}`;
+      for (let i = 0; i < 160; i++) {
+        const pod: KubeObject = {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: `p-${i}`, namespace: 'default', uid: randomBytes(16).toString('hex'), resourceVersion: `${i}${'9'.repeat(900_000)}`, labels: { 'olm.catalogSource': 'x' } },
+          spec: { nodeName: ghost },
+        };
+        let res: Response;
+        try {
+          res = await post(srv.url, apiServerEvent('update', pod));
+        } catch (e) {
+          throw new Error(`server gone after ${i} events (exit ${srv.proc.exitCode} ${srv.proc.signalCode}): ${String(e)}\n${srv.output().slice(-1500)}`);
+        }
+        expect(res.status).toBe(200);
+      }
+      expect((await fetch(`${srv.url}/health/liveness`)).status).toBe(200);
+    }, 240_000);
+  });
+});
