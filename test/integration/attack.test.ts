@@ -163,6 +163,33 @@ describe('holes', () => {
     expect(writesIn(nsB).map((e) => `${e.verb} ${e.objectRef?.resource}/${e.objectRef?.name}`)).toEqual([]);
   });
 
+  it('H3b finalizer-cleanup: uninstall never deletes a ClusterRole that a LIVE CSV in another namespace owns (olm.owner labels), even if it carries the key', async () => {
+    const [nsA, nsB] = [await c.namespace('atk-opa'), await c.namespace('atk-opb')];
+    const pkg = `pkg-${hex(6)}`;
+    const key = olm.componentLabelKey(pkg, nsA);
+    // Another operator, installed and running in nsB: its CSV exists, its ClusterRole is labelled as owned by it.
+    const other = await create(olm.csv({ namespace: nsB, name: 'other-operator.v1.0.0' }));
+    const cr = olm.csvClusterRole({ csvName: other.metadata.name, csvNamespace: nsB });
+    cr.metadata.labels = { ...cr.metadata.labels, [key]: '' };
+    const theirs = await create(cr);
+    const op = await operatorFor(pkg, nsA, [{ kind: 'ClusterRole', apiVersion: 'rbac.authorization.k8s.io/v1', name: theirs.metadata.name }]);
+    await send(runtime([finalizerCleanup]), 'update', op);
+    expect(await live(theirs), `ClusterRole ${theirs.metadata.name} of live CSV ${nsB}/${other.metadata.name}`).toBeDefined();
+    expect(c.audit().filter((e) => e.verb === 'delete' && e.objectRef?.name === theirs.metadata.name)).toEqual([]);
+  });
+
+  it('H7 catalog-reschedule: the fence counts from the NoExecute taint the control plane added, not from a Ready transition written by a node whose clock is behind', async () => {
+    const ns = await c.namespace('atk-kclk');
+    const now = new Date();
+    // The kubelet (clock 1 h behind) reported Ready=False; the node-lifecycle controller tainted the node just now.
+    const n = await create(olm.node({ name: `kclk-${ns}`, ready: false, since: new Date(now.getTime() - 60 * MIN), taints: [olm.taintNotReady(now)] }));
+    const { pod } = await stuckCatalogPod(ns, n.metadata.name);
+    const out = await send(runtime([catalogReschedule], {}, { now: () => now }), 'update', pod);
+    expect(out.map((o) => o.status)).toEqual(['requeued']);
+    expect((await live(pod))?.metadata.uid).toBe(pod.metadata.uid);
+    expect(writesIn(ns)).toEqual([]);
+  });
+
   it('H4 catalog-reschedule: a host clock behind the apiserver does not skip the node-gone quarantine on the first event after start', async () => {
     const ns = await c.namespace('atk-skew');
     const ghost = `ghost-${hex(8)}`; // no Node object: "the node is gone"
