@@ -12,6 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { catalogReschedule } from '../../functions/catalog-reschedule/index.js';
 import { finalizerCleanup } from '../../functions/finalizer-cleanup/index.js';
 import { jobConflict } from '../../functions/job-conflict/index.js';
+import { ownerrefRepair } from '../../functions/ownerref-repair/index.js';
 import type { Outcome } from '../../shared/core/outcome.js';
 import { decodeEvent } from '../../shared/events/decode.js';
 import { refOf, type KubeObject } from '../../shared/kube/types.js';
@@ -200,6 +201,45 @@ describe('holes', () => {
     expect(out.map((o) => o.status)).toEqual(['requeued']);
     expect((await live(pod))?.metadata.uid).toBe(pod.metadata.uid);
     expect(writesIn(ns)).toEqual([]);
+  });
+
+  it('H8 catalog-reschedule: a pod labelled olm.catalogSource with a value that is no object name (My_Catalog) neither fails the node (500) nor blocks the real catalog pod on it', async () => {
+    const [ns, userNs] = [await c.namespace('atk-cat8'), await c.namespace('atk-usr8')];
+    const now = new Date();
+    const n = await create(olm.node({ name: `dead-${ns}`, ready: 'Unknown', since: new Date(now.getTime() - 60 * MIN), taints: [olm.taintUnreachable(new Date(now.getTime() - 60 * MIN))] }));
+    const { pod } = await stuckCatalogPod(ns, n.metadata.name);
+    // Any user who can create pods: bound straight to the node (spec.nodeName), a valid LABEL value, not a valid NAME.
+    await create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'look-alike', namespace: userNs, labels: { 'olm.catalogSource': 'My_Catalog' } },
+      spec: { nodeName: n.metadata.name, containers: [{ name: 'c', image: 'busybox' }] },
+    });
+    const out = await send(runtime([catalogReschedule], {}, { now: () => now }), 'update', pod);
+    expect(out.map((o) => o.status), JSON.stringify(out)).toEqual(['acted']);
+    expect(await live(pod)).toBeUndefined();
+  });
+
+  it('H9 ownerref-repair: a Subscription whose spec.name makes no valid label key (edited to "Bad Name") neither fails the InstallPlan forever (500) nor blocks the owner the other Subscription needs', async () => {
+    const ns = await c.namespace('atk-own');
+    const csvs = ['prometheusoperator.0.47.0', 'etcdoperator.v0.9.4'];
+    let ip = await create(olm.installPlan({ namespace: ns, csvNames: csvs, approval: 'Automatic', generation: 1, ownerSubs: [] }));
+    ip = await c.setStatus(ip, olm.installPlanStatus({ phase: 'Complete', catalogSources: [CATALOG] }));
+    const subs: KubeObject[] = [];
+    for (const [name, pkg, csvName] of [['prometheus', 'prometheus', csvs[0]!], ['etcd', 'Bad Name', csvs[1]!]] as const) {
+      const s = await create(olm.subscription({ namespace: ns, name, package: pkg, source: CATALOG, sourceNamespace: 'olm', channel: 'beta', approval: 'Automatic' }));
+      subs.push(await c.setStatus(s, olm.subscriptionStatus({
+        currentCSV: csvName,
+        installedCSV: csvName,
+        installPlan: { name: ip.metadata.name, namespace: ns, uid: ip.metadata.uid!, resourceVersion: ip.metadata.resourceVersion! },
+        state: 'AtLatestKnown',
+        installPlanGeneration: 1,
+      })));
+    }
+    const out = await send(runtime([ownerrefRepair]), 'update', ip);
+    expect(out.map((o) => o.status), JSON.stringify(out)).not.toContain('failed');
+    const owners = ((await live(ip))?.metadata.ownerReferences ?? []).map((r) => r.name);
+    expect(owners).toContain('prometheus');
   });
 
   describe('the production server (npm start)', () => {
