@@ -242,6 +242,37 @@ describe('holes', () => {
     expect(owners).toContain('prometheus');
   });
 
+  it('H10 finalizer-cleanup: a ClusterRole named with a space ("evil role", valid for RBAC) labelled as owned by a CSV never strands that CSV Terminating with our finalizer', async () => {
+    const ns = await c.namespace('atk-fin');
+    const name = 'etcdoperator.v0.9.4';
+    const built = olm.csv({ namespace: ns, name, finalizers: ['olm-medic.io/csv-cleanup'] });
+    const csvObj = await create(built);
+    await c.setStatus(csvObj, built.status);
+    const cr = olm.csvClusterRole({ csvName: name, csvNamespace: ns, name: `evil role ${ns}` });
+    await create(cr);
+    await c.admin.delete(refOf(csvObj), { uid: csvObj.metadata.uid!, dryRun: false });
+    const deleting = (await live(csvObj))!;
+    expect(deleting.metadata.deletionTimestamp).toBeDefined();
+    const rt = runtime([finalizerCleanup]);
+    const out = await send(rt, 'update', deleting);
+    expect(out.map((o) => o.status), JSON.stringify(out)).not.toContain('failed');
+    await eventually(async () => (await live(csvObj)) === undefined, 'the CSV to be released (our finalizer removed)', 15_000);
+  });
+
+  it('H11 finalizer-cleanup: an original CSV carrying our finalizer that later LOOKS copied (someone added label olm.copiedFrom) is still released when deleted', async () => {
+    const ns = await c.namespace('atk-cp');
+    const built = olm.csv({ namespace: ns, name: 'etcdoperator.v0.9.4', finalizers: ['olm-medic.io/csv-cleanup'] });
+    const csvObj = await create(built);
+    await c.setStatus(csvObj, built.status);
+    await c.admin.mergePatch(refOf(csvObj), { metadata: { labels: { 'olm.copiedFrom': 'elsewhere' } } }, { dryRun: false });
+    await c.admin.delete(refOf(csvObj), { uid: csvObj.metadata.uid!, dryRun: false });
+    const deleting = (await live(csvObj))!;
+    const rt = runtime([finalizerCleanup]);
+    await send(rt, 'update', deleting);
+    await rt.engine.handle({ kind: 'sweep', namespace: ns, functions: ['finalizer-cleanup'], meta: { id: `sweep-${ns}`, source: 'test', type: 'io.olm-medic.sweep' } });
+    await eventually(async () => (await live(csvObj)) === undefined, 'the CSV to be released (our finalizer removed)', 10_000);
+  });
+
   describe('the production server (npm start)', () => {
     let srv: RunningServer;
     beforeAll(async () => {
