@@ -81,9 +81,11 @@ async function expectJobUntouched(s: Legacy): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 
 /** A CatalogSource and its serving pod bound to `nodeName`, deleted with a 3600 s grace (stuck Terminating). */
-async function stuckCatalogPod(ns: string, nodeName: string): Promise<{ catsrc: KubeObject; pod: KubeObject }> {
+async function stuckCatalogPod(ns: string, nodeName: string, mutate: (pod: olm.Obj) => void = () => {}): Promise<{ catsrc: KubeObject; pod: KubeObject }> {
   const catsrc = await create(olm.catalogSource({ namespace: ns, name: CATALOG, image: CATALOG_IMAGE, displayName: 'Community Operators', publisher: 'OperatorHub.io' }));
-  const pod = await create(olm.catalogPod({ namespace: ns, catalogSourceName: CATALOG, catalogSourceUid: catsrc.metadata.uid!, nodeName, image: CATALOG_IMAGE }));
+  const built = olm.catalogPod({ namespace: ns, catalogSourceName: CATALOG, catalogSourceUid: catsrc.metadata.uid!, nodeName, image: CATALOG_IMAGE });
+  mutate(built);
+  const pod = await create(built);
   await c.admin.delete(refOf(pod), { uid: pod.metadata.uid!, gracePeriodSeconds: 3600, dryRun: false });
   return { catsrc, pod: (await live(pod))! };
 }
@@ -317,5 +319,107 @@ describe('holes', () => {
       }
       expect((await fetch(`${srv.url}/health/liveness`)).status).toBe(200);
     }, 240_000);
+  });
+});
+
+// =============================================================================================
+// Hypotheses that turned out SAFE: kept as regression tests (each fails if the guard goes).
+// =============================================================================================
+
+const deadNodeFor = async (ns: string, since = new Date(Date.now() - 60 * MIN)) =>
+  create(olm.node({ name: `dead-${ns}`, ready: 'Unknown', since, taints: [olm.taintUnreachable(since)] }));
+
+describe('safe', () => {
+  it('S1 catalog-reschedule: a pod labelled olm.catalogSource=<a real catalog> but WITHOUT the controller ownerRef, on a node gone for 1 h, is never touched', async () => {
+    const ns = await c.namespace('atk-s1');
+    const n = await deadNodeFor(ns);
+    const { pod } = await stuckCatalogPod(ns, n.metadata.name, (p) => delete p.metadata.ownerReferences);
+    const out = await send(runtime([catalogReschedule], {}, { now: () => new Date() }), 'update', pod);
+    expect(out.map((o) => o.status)).toEqual(['noop']);
+    expect((await live(pod))?.metadata.uid).toBe(pod.metadata.uid);
+    expect(writesIn(ns)).toEqual([]);
+  });
+
+  it('S2 catalog-reschedule: a catalog pod that tolerates unreachable FOREVER (no tolerationSeconds) on a node NotReady for 1 h is never force-deleted', async () => {
+    const ns = await c.namespace('atk-s2');
+    const n = await deadNodeFor(ns);
+    const { pod } = await stuckCatalogPod(ns, n.metadata.name, (p) => {
+      p.spec.tolerations = [{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute' }, { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' }];
+    });
+    const out = await send(runtime([catalogReschedule], {}, { now: () => new Date() }), 'update', pod);
+    expect(out.map((o) => o.status)).toEqual(['noop']);
+    expect((await live(pod))?.metadata.uid).toBe(pod.metadata.uid);
+    expect(writesIn(ns)).toEqual([]);
+  });
+
+  it('S3 catalog-reschedule (control for H4): with a correct clock, a node that is gone gets the 40 s quarantine', async () => {
+    const ns = await c.namespace('atk-s3');
+    const { pod } = await stuckCatalogPod(ns, `ghost-${hex(8)}`);
+    const out = await send(runtime([catalogReschedule]), 'update', pod);
+    expect(out.map((o) => o.status)).toEqual(['requeued']);
+    expect((await live(pod))?.metadata.uid).toBe(pod.metadata.uid);
+    expect(writesIn(ns)).toEqual([]);
+  });
+
+  it('S4 job-conflict: a SUSPENDED invisible unpack Job whose (old) startTime + activeDeadlineSeconds passed long ago is never deleted', async () => {
+    const s = await legacyCompleteUnpack();
+    // Real v0.26+ evidence in the namespace: a properly owned unpack Job carrying OLM's labels.
+    const img2 = `quay.io/x/z@sha256:${hex(64)}`;
+    const cm2 = await create(olm.unpackConfigMap({ namespace: s.cat, image: img2, catalogSourceName: CATALOG, catalogSourceUid: s.catsrc.metadata.uid!, managedLabel: true }));
+    let labelled = await create(olm.unpackJob({ namespace: s.cat, image: img2, configMapUid: cm2.metadata.uid!, variant: 'current' }));
+    labelled = await c.setStatus(labelled, olm.jobStatusComplete({ at: new Date(Date.now() - 60 * MIN) }));
+    const image = `quay.io/x/y@sha256:${hex(64)}`;
+    const cm = await create(olm.unpackConfigMap({ namespace: s.cat, image, catalogSourceName: CATALOG, catalogSourceUid: s.catsrc.metadata.uid!, managedLabel: true }));
+    const jobObj = olm.unpackJob({ namespace: s.cat, image, configMapUid: cm.metadata.uid!, variant: 'no-ref-label', activeDeadlineSeconds: 600 });
+    jobObj.spec.suspend = true;
+    let suspended = await create(jobObj);
+    suspended = await c.setStatus(suspended, { startTime: new Date(Date.now() - 120 * MIN).toISOString().replace(/\.\d+Z$/, 'Z') });
+    const out = await send(runtime([jobConflict]), 'add', suspended);
+    expect(out.map((o) => o.status), JSON.stringify(out)).toEqual(['noop']);
+    expect((await live(suspended))?.metadata.uid).toBe(suspended.metadata.uid);
+    expect(writesIn(s.cat)).toEqual([]);
+    // Twin (shows the check can fail): the same job NOT suspended is past its deadline and is deleted.
+    const image3 = `quay.io/x/w@sha256:${hex(64)}`;
+    const cm3 = await create(olm.unpackConfigMap({ namespace: s.cat, image: image3, catalogSourceName: CATALOG, catalogSourceUid: s.catsrc.metadata.uid!, managedLabel: true }));
+    let running = await create(olm.unpackJob({ namespace: s.cat, image: image3, configMapUid: cm3.metadata.uid!, variant: 'no-ref-label', activeDeadlineSeconds: 600 }));
+    running = await c.setStatus(running, { startTime: new Date(Date.now() - 120 * MIN).toISOString().replace(/\.\d+Z$/, 'Z'), active: 1 });
+    expect((await send(runtime([jobConflict]), 'add', running)).map((o) => o.status)).toEqual(['acted']);
+  });
+
+  it('S5 job-conflict: a hash-named Job with no ConfigMap owner (not OLM\'s) is untouched even when Failed', async () => {
+    const s = await legacyCompleteUnpack();
+    let j = await create({
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: hex(63), namespace: s.cat },
+      spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } },
+    });
+    j = await c.setStatus(j, olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: new Date(Date.now() - 60 * MIN) }));
+    const out = await send(runtime([jobConflict]), 'update', j);
+    expect(out.map((o) => o.status)).toEqual(['ignored']);
+    expect((await live(j))?.metadata.uid).toBe(j.metadata.uid);
+    expect(writesIn(s.cat)).toEqual([]);
+  });
+
+  it('S6 finalizer-cleanup orphan sweep: labelled leftovers of a "CSV" in a protected namespace, and ones with olm.owner.kind other than ClusterServiceVersion, are never deleted', async () => {
+    const ns = await c.namespace('atk-s6');
+    const ghost = `ghost-${hex(6)}.v1.0.0`;
+    const inProtected = olm.csvClusterRole({ csvName: ghost, csvNamespace: 'kube-system', name: `atk-s6-prot-${ns}` });
+    const otherKind = olm.csvClusterRole({ csvName: ghost, csvNamespace: ns, name: `atk-s6-kind-${ns}` });
+    otherKind.metadata.labels['olm.owner.kind'] = 'Subscription';
+    const a = await create(inProtected);
+    const b = await create(otherKind);
+    const rt = runtime([finalizerCleanup], { OLM_MEDIC_FINALIZER_CLEANUP_ORPHAN_GRACE_SECONDS: '0' });
+    await rt.engine.handle({ kind: 'sweep', functions: ['finalizer-cleanup'], meta: { id: `sweep-${ns}`, source: 'test', type: 'io.olm-medic.sweep' } });
+    expect(await live(a)).toBeDefined();
+    expect(await live(b)).toBeDefined();
+    expect(c.audit().filter((e) => e.verb === 'delete' && [a.metadata.name, b.metadata.name].includes(e.objectRef?.name ?? ''))).toEqual([]);
+  });
+
+  it('S7 finalizer-cleanup: a CSV delete event whose name carries selector syntax or whitespace is a 400 before any request (issue 8 #1)', async () => {
+    for (const name of ['etcdoperator.v0.9.4,olm.owner.kind=ClusterServiceVersion', 'etcdoperator.v0.9.4 ', 'etcdoperator.v0.9.4\n']) {
+      const ev = new CloudEvent({ specversion: '1.0', id: hex(8), source: 's', type: 'dev.knative.apiserver.ref.delete', datacontenttype: 'application/json', data: { apiVersion: 'operators.coreos.com/v1alpha1', kind: 'ClusterServiceVersion', name, namespace: 'default' } });
+      expect(() => decodeEvent(ev)).toThrow(/name/);
+    }
   });
 });
