@@ -275,6 +275,27 @@ describe('holes', () => {
     await eventually(async () => (await live(csvObj)) === undefined, 'the CSV to be released (our finalizer removed)', 10_000);
   });
 
+  it('H12 finalizer-cleanup: uninstall never deletes an InstallPlan that a LIVE Subscription of another package owns and points at (status.installPlanRef), even if only the uninstalled key labels it', async () => {
+    const ns = await c.namespace('atk-ip');
+    const pkg = `pkg-${hex(6)}`;
+    const key = olm.componentLabelKey(pkg, ns);
+    // prometheus (another package) is still being installed through this plan, which carries only pkg's label
+    // (the very state ownerref-repair exists for: OLM set the owner but not yet the label).
+    const prom = await create(olm.subscription({ namespace: ns, name: 'prometheus', package: 'prometheus', source: CATALOG, sourceNamespace: 'olm', channel: 'beta', approval: 'Manual' }));
+    let ip = await create(olm.installPlan({ namespace: ns, csvNames: [`${pkg}.v1.0.0`, 'prometheusoperator.0.47.0'], approval: 'Manual', generation: 2, ownerSubs: [{ name: 'prometheus', uid: prom.metadata.uid! }], labels: { [key]: '' } }));
+    ip = await c.setStatus(ip, olm.installPlanStatus({ phase: 'RequiresApproval', catalogSources: [CATALOG] }));
+    await c.setStatus(prom, olm.subscriptionStatus({
+      currentCSV: 'prometheusoperator.0.47.0',
+      installPlan: { name: ip.metadata.name, namespace: ns, uid: ip.metadata.uid!, resourceVersion: ip.metadata.resourceVersion! },
+      state: 'UpgradePending',
+      installPlanGeneration: 2,
+    }));
+    const op = await operatorFor(pkg, ns, [{ kind: 'InstallPlan', apiVersion: 'operators.coreos.com/v1alpha1', namespace: ns, name: ip.metadata.name }]);
+    await send(runtime([finalizerCleanup]), 'update', op);
+    expect(await live(ip), `InstallPlan ${ip.metadata.name} that Subscription prometheus is waiting on`).toBeDefined();
+    expect(writesIn(ns).filter((e) => e.verb === 'delete')).toEqual([]);
+  });
+
   describe('the production server (npm start)', () => {
     let srv: RunningServer;
     beforeAll(async () => {
