@@ -7,7 +7,7 @@
  *             removes the component label from kept objects
  */
 import type { ResourceTrigger } from '../../shared/events/types.js';
-import type { PlanContext, RemediationFunction, SweepScope } from '../../shared/core/types.js';
+import type { ObserveContext, RemediationFunction, SweepScope } from '../../shared/core/types.js';
 import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
 import { collect } from '../../shared/kube/collect.js';
 import { isKnownKind } from '../../shared/kube/resources.js';
@@ -105,7 +105,7 @@ function componentsOf(op: KubeObject): Components {
   return ((op.status as { components?: Components } | undefined)?.components ?? {}) as Components;
 }
 
-async function observeOperator(ref: Ref, read: Reader, ctx: PlanContext): Promise<OperatorObserved | undefined> {
+async function observeOperator(ref: Ref, read: Reader, ctx: ObserveContext): Promise<OperatorObserved | undefined> {
   const operator = await read.get(ref);
   if (!operator) return undefined;
   const comps = componentsOf(operator);
@@ -137,13 +137,19 @@ async function observeOperator(ref: Ref, read: Reader, ctx: PlanContext): Promis
     else if (cref.namespace !== undefined && !isDnsLabel(cref.namespace)) components.push({ ref: cref, unreadable: 'not a valid namespace' });
     else {
       const live = await read.get(cref);
-      if (live) components.push({ ref: cref, live });
+      if (!live) continue;
+      // A cluster-scoped object labelled as owned by a CSV: that CSV must be gone for it to be a leftover.
+      const l = live.metadata.labels ?? {};
+      const ownerLive = !cref.namespace && l[LABEL_OWNER_KIND] === 'ClusterServiceVersion' && isDnsSubdomain(l[LABEL_OWNER]) && isDnsLabel(l[LABEL_OWNER_NAMESPACE])
+        ? !!(await read.get({ ...CSV, namespace: l[LABEL_OWNER_NAMESPACE], name: l[LABEL_OWNER] }))
+        : undefined;
+      components.push({ ref: cref, live, ...(ownerLive !== undefined ? { ownerCsvLive: ownerLive } : {}) });
     }
   }
   return { ...observed, components };
 }
 
-async function observe(ref: Ref, read: Reader, ctx: PlanContext): Promise<Observed | undefined> {
+async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Observed | undefined> {
   return ref.kind === 'Operator' ? observeOperator(ref, read, ctx) : observeCsv(ref, read);
 }
 

@@ -18,7 +18,7 @@ import type { Action, Plan, PlanContext } from '../../shared/core/types.js';
 import { target } from '../../shared/core/types.js';
 import type { KubeObject, Ref } from '../../shared/kube/types.js';
 import { COMPONENT_LABEL_PREFIX, FINALIZER_OLM_CSV_CLEANUP, LABEL_OWNER_NAMESPACE, MEDIC } from '../../shared/olm/constants.js';
-import { isCopiedCsv, seconds } from '../../shared/olm/olm.js';
+import { isCopiedCsv, namespaceFitsKey, seconds } from '../../shared/olm/olm.js';
 
 export interface CsvObserved {
   kind: 'csv';
@@ -38,6 +38,8 @@ export interface Component {
   live?: KubeObject;
   /** Why it could not be read (unknown kind, Secret: never read). */
   unreadable?: string;
+  /** Cluster-scoped objects labelled olm.owner*: whether that CSV exists (then it is not a leftover). */
+  ownerCsvLive?: boolean;
 }
 
 export interface OperatorObserved {
@@ -221,12 +223,16 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   }
   // Only the namespaces no Subscription claims any more are uninstalled. Keys that truncate to the
   // same 63 characters share one Operator object (§2.2): another install's parts stay untouched.
+  // And only namespaces the key can name (`<pkg>.<ns>`, maybe truncated): an object elsewhere that
+  // carries the label is not this operator's to touch.
   const subscribed = new Set(o.claimants.map((s) => s.metadata.namespace!));
+  const uninstalled = (ns: string | undefined): boolean => ns !== undefined && namespaceFitsKey(key, ns) && !subscribed.has(ns);
   const mine = (c: Component): boolean => {
-    if (c.ref.namespace) return !subscribed.has(c.ref.namespace);
-    if (subscribed.size === 0) return true;
+    if (c.ref.namespace) return uninstalled(c.ref.namespace);
     const ownerNs = c.live?.metadata.labels?.[LABEL_OWNER_NAMESPACE];
-    return ownerNs !== undefined && !subscribed.has(ownerNs);
+    // cluster-scoped: attributed by its olm.owner.namespace label; without one, only the kinds kept anyway
+    if (ownerNs === undefined) return subscribed.size === 0 && !DELETABLE.has(c.ref.kind);
+    return uninstalled(ownerNs) && c.ownerCsvLive !== true;
   };
   const inScope = o.components.filter(mine);
   const labelled = inScope.filter((c) => c.live && c.live.metadata.labels?.[key] !== undefined);
@@ -268,7 +274,8 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
       })),
     };
   }
-  const keptHere = [...stuck.map(where), ...reported.map((c) => `${where(c)} (${c.unreadable})`)];
+  const foreign = o.components.filter((c) => !mine(c) && c.live?.metadata.labels?.[key] !== undefined && !(c.ref.namespace && subscribed.has(c.ref.namespace)));
+  const keptHere = [...stuck.map(where), ...reported.map((c) => `${where(c)} (${c.unreadable})`), ...foreign.map((c) => `${where(c)} (not attributable to this install)`)];
   if (subscribed.size) {
     const claim = o.claimants.map((s) => `${s.metadata.namespace}/${s.metadata.name}`).join(', ');
     return {

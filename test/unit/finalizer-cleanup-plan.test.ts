@@ -35,7 +35,7 @@ function live(o: Obj, extra: Partial<KubeObject['metadata']> = {}, createdAgo = 
 }
 const deleting = { deletionTimestamp: rfc3339(ago(5)) };
 
-const theCsv = (o: { finalizers?: string[]; deleting?: boolean; copiedFrom?: string; phase?: 'Failed' | 'Succeeded'; failedAgo?: number; labels?: Record<string, string> } = {}) =>
+const theCsv = (o: { finalizers?: string[]; deleting?: boolean; copiedFrom?: string; phase?: 'Failed' | 'Succeeded' | ''; failedAgo?: number; labels?: Record<string, string> } = {}) =>
   live(
     csv({ namespace: NS, name: CSV_NAME, ...(o.copiedFrom ? { copiedFrom: o.copiedFrom } : {}), phase: o.phase ?? 'Succeeded', at: ago(o.failedAgo ?? 7200), ...(o.labels ? { labels: o.labels } : {}) }),
     { ...(o.finalizers ? { finalizers: o.finalizers } : {}), ...(o.deleting ? deleting : {}) },
