@@ -119,7 +119,7 @@ async function operatorFor(pkg: string, ns: string, refs: olm.ComponentRef[], an
 
 // =============================================================================================
 
-describe('holes', () => {
+describe('closed holes (regression: failed on a67ba5e, fixed on main 7456c0f)', () => {
   it('H1 job-conflict: a bare pod labelled olm.catalogSource + olm.managed=true (no CatalogSource owner) is not evidence that OLM labels its Jobs: a healthy v0.25 unpack Job is kept', async () => {
     const s = await legacyCompleteUnpack();
     // Control: without the look-alike, the unlabelled Complete job is (correctly) left alone.
@@ -244,6 +244,54 @@ describe('holes', () => {
     expect(owners).toContain('prometheus');
   });
 
+  describe('the production server (npm start)', () => {
+    let srv: RunningServer;
+    beforeAll(async () => {
+      srv = await startServer({ KUBECONFIG: c.kubeconfig.server, LOG_LEVEL: 'warn' });
+    });
+    afterAll(async () => {
+      await srv?.stop();
+    });
+
+    const refEvent = (data: Record<string, string>, verb = 'update') =>
+      new CloudEvent({ specversion: '1.0', id: randomBytes(8).toString('hex'), source: 'https://10.96.0.1:443', type: `dev.knative.apiserver.ref.${verb}`, datacontenttype: 'application/json', data });
+
+    it.each([
+      ['Job (job-conflict)', { apiVersion: 'batch/v1', kind: 'Job', name: 'a'.repeat(63) }, 'update'],
+      ['Subscription (job-conflict, ownerref-repair)', { apiVersion: 'operators.coreos.com/v1alpha1', kind: 'Subscription', name: 'etcd' }, 'update'],
+      ['InstallPlan (ownerref-repair)', { apiVersion: 'operators.coreos.com/v1alpha1', kind: 'InstallPlan', name: 'install-abcde' }, 'update'],
+      ['Pod (catalog-reschedule)', { apiVersion: 'v1', kind: 'Pod', name: 'operatorhubio-catalog-x2v4z' }, 'update'],
+      ['ClusterServiceVersion delete (finalizer-cleanup)', { apiVersion: 'operators.coreos.com/v1alpha1', kind: 'ClusterServiceVersion', name: 'etcdoperator.v0.9.4' }, 'delete'],
+    ])('H5 a Reference-mode event about a namespaced %s WITHOUT a namespace is a 4xx naming the field, not a 500', async (_what, data, verb) => {
+      const res = await post(srv.url, refEvent(data, verb));
+      const body = await res.text();
+      expect(res.status, body).toBeGreaterThanOrEqual(400);
+      expect(res.status, body).toBeLessThan(500);
+    });
+
+    it('H6 memory stays bounded: 160 valid, handled events each carrying a ~900 kB metadata.resourceVersion do not kill the server', async () => {
+      const ghost = `ghost-${hex(8)}`;
+      for (let i = 0; i < 160; i++) {
+        const pod: KubeObject = {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: `p-${i}`, namespace: 'default', uid: randomBytes(16).toString('hex'), resourceVersion: `${i}${'9'.repeat(900_000)}`, labels: { 'olm.catalogSource': 'x' } },
+          spec: { nodeName: ghost },
+        };
+        let res: Response;
+        try {
+          res = await post(srv.url, apiServerEvent('update', pod));
+        } catch (e) {
+          throw new Error(`server gone after ${i} events (exit ${srv.proc.exitCode} ${srv.proc.signalCode}): ${String(e)}\n${srv.output().slice(-1500)}`);
+        }
+        expect(res.status).toBe(200);
+      }
+      expect((await fetch(`${srv.url}/health/liveness`)).status).toBe(200);
+    }, 240_000);
+  });
+});
+
+describe('holes', () => {
   it('H10 finalizer-cleanup: a ClusterRole named with a space ("evil role", valid for RBAC) labelled as owned by a CSV never strands that CSV Terminating with our finalizer', async () => {
     const ns = await c.namespace('atk-fin');
     const name = 'etcdoperator.v0.9.4';
@@ -296,50 +344,19 @@ describe('holes', () => {
     expect(writesIn(ns).filter((e) => e.verb === 'delete')).toEqual([]);
   });
 
-  describe('the production server (npm start)', () => {
-    let srv: RunningServer;
-    beforeAll(async () => {
-      srv = await startServer({ KUBECONFIG: c.kubeconfig.server, LOG_LEVEL: 'warn' });
-    });
-    afterAll(async () => {
-      await srv?.stop();
-    });
-
-    const refEvent = (data: Record<string, string>, verb = 'update') =>
-      new CloudEvent({ specversion: '1.0', id: randomBytes(8).toString('hex'), source: 'https://10.96.0.1:443', type: `dev.knative.apiserver.ref.${verb}`, datacontenttype: 'application/json', data });
-
-    it.each([
-      ['Job (job-conflict)', { apiVersion: 'batch/v1', kind: 'Job', name: 'a'.repeat(63) }, 'update'],
-      ['Subscription (job-conflict, ownerref-repair)', { apiVersion: 'operators.coreos.com/v1alpha1', kind: 'Subscription', name: 'etcd' }, 'update'],
-      ['InstallPlan (ownerref-repair)', { apiVersion: 'operators.coreos.com/v1alpha1', kind: 'InstallPlan', name: 'install-abcde' }, 'update'],
-      ['Pod (catalog-reschedule)', { apiVersion: 'v1', kind: 'Pod', name: 'operatorhubio-catalog-x2v4z' }, 'update'],
-      ['ClusterServiceVersion delete (finalizer-cleanup)', { apiVersion: 'operators.coreos.com/v1alpha1', kind: 'ClusterServiceVersion', name: 'etcdoperator.v0.9.4' }, 'delete'],
-    ])('H5 a Reference-mode event about a namespaced %s WITHOUT a namespace is a 4xx naming the field, not a 500', async (_what, data, verb) => {
-      const res = await post(srv.url, refEvent(data, verb));
-      const body = await res.text();
-      expect(res.status, body).toBeGreaterThanOrEqual(400);
-      expect(res.status, body).toBeLessThan(500);
-    });
-
-    it('H6 memory stays bounded: 160 valid, handled events each carrying a ~900 kB metadata.resourceVersion do not kill the server', async () => {
-      const ghost = `ghost-${hex(8)}`;
-      for (let i = 0; i < 160; i++) {
-        const pod: KubeObject = {
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { name: `p-${i}`, namespace: 'default', uid: randomBytes(16).toString('hex'), resourceVersion: `${i}${'9'.repeat(900_000)}`, labels: { 'olm.catalogSource': 'x' } },
-          spec: { nodeName: ghost },
-        };
-        let res: Response;
-        try {
-          res = await post(srv.url, apiServerEvent('update', pod));
-        } catch (e) {
-          throw new Error(`server gone after ${i} events (exit ${srv.proc.exitCode} ${srv.proc.signalCode}): ${String(e)}\n${srv.output().slice(-1500)}`);
-        }
-        expect(res.status).toBe(200);
-      }
-      expect((await fetch(`${srv.url}/health/liveness`)).status).toBe(200);
-    }, 240_000);
+  it('H13 finalizer-cleanup: uninstall never deletes a Deployment in the same namespace that a LIVE CSV of another operator owns (ownerRef + olm.owner labels), even if it carries the key', async () => {
+    const ns = await c.namespace('atk-own2');
+    const pkg = `pkg-${hex(6)}`;
+    const key = olm.componentLabelKey(pkg, ns);
+    // A second operator installed in the same namespace (OwnNamespace installs share it), running.
+    const other = await create(olm.csv({ namespace: ns, name: 'other-operator.v1.0.0' }));
+    const d = deployment(ns, 'other-operator-controller', { ...olm.csvOwnerLabels(other.metadata.name, ns), [key]: '' });
+    d.metadata.ownerReferences = [olm.nonBlockingOwnerRef({ apiVersion: 'operators.coreos.com/v1alpha1', kind: 'ClusterServiceVersion', name: other.metadata.name, uid: other.metadata.uid! })];
+    const theirs = await create(d);
+    const op = await operatorFor(pkg, ns, [{ kind: 'Deployment', apiVersion: 'apps/v1', namespace: ns, name: theirs.metadata.name }]);
+    await send(runtime([finalizerCleanup]), 'update', op);
+    expect(await live(theirs), `Deployment of live CSV ${ns}/${other.metadata.name}`).toBeDefined();
+    expect(writesIn(ns).filter((e) => e.verb === 'delete')).toEqual([]);
   });
 });
 
