@@ -9,14 +9,16 @@ import type { ResourceTrigger } from '../../shared/events/types.js';
 import { NO_POLICY, type RemediationFunction, type SweepScope } from '../../shared/core/types.js';
 import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
 import { collect } from '../../shared/kube/collect.js';
+import { isDnsSubdomain } from '../../shared/kube/validate.js';
 import { ANN_GENERATED_BY, MEDIC, V1ALPHA1 } from '../../shared/olm/constants.js';
 import { plan, type Observed } from './plan.js';
 
 const IP = { apiVersion: V1ALPHA1, kind: 'InstallPlan' };
 
 function installPlanOf(sub: KubeObject): Ref | undefined {
-  const ref = (sub.status as { installPlanRef?: { name?: string } } | undefined)?.installPlanRef;
-  return ref?.name ? { ...IP, namespace: sub.metadata.namespace!, name: ref.name } : undefined;
+  const ref = (sub.status as { installPlanRef?: { name?: unknown } } | undefined)?.installPlanRef;
+  // A status value goes into a URL: it must be a name.
+  return isDnsSubdomain(ref?.name) ? { ...IP, namespace: sub.metadata.namespace!, name: ref.name } : undefined;
 }
 
 function targets(t: ResourceTrigger): Ref[] {
