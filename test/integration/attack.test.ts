@@ -358,6 +358,26 @@ describe('holes', () => {
     expect(await live(theirs), `Deployment of live CSV ${ns}/${other.metadata.name}`).toBeDefined();
     expect(writesIn(ns).filter((e) => e.verb === 'delete')).toEqual([]);
   });
+
+  describe('the production server (npm start), malformed object shapes', () => {
+    let srv: RunningServer;
+    beforeAll(async () => {
+      srv = await startServer({ KUBECONFIG: c.kubeconfig.server, LOG_LEVEL: 'warn' });
+    });
+    afterAll(async () => {
+      await srv?.stop();
+    });
+    it.each([
+      ['Job with metadata.ownerReferences {} (job-conflict targets)', { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'a'.repeat(63), namespace: 'default', ownerReferences: {} } }],
+      ['Job with metadata.ownerReferences [null]', { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'b'.repeat(63), namespace: 'default', ownerReferences: [null] } }],
+      ['ClusterServiceVersion with metadata.finalizers 1 (finalizer-cleanup targets)', { apiVersion: 'operators.coreos.com/v1alpha1', kind: 'ClusterServiceVersion', metadata: { name: 'etcdoperator.v0.9.4', namespace: 'default', finalizers: 1 } }],
+    ])('H14 a Resource-mode event whose object has a malformed field (%s) is answered 2xx or 4xx, not a 500 (unhandled TypeError)', async (_what, obj) => {
+      const res = await post(srv.url, apiServerEvent('update', obj as unknown as KubeObject));
+      const body = await res.text();
+      expect(res.status, body).toBeGreaterThanOrEqual(200);
+      expect(res.status, body).toBeLessThan(500);
+    });
+  });
 });
 
 // =============================================================================================
