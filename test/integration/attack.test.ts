@@ -359,6 +359,25 @@ describe('holes', () => {
     expect(writesIn(ns).filter((e) => e.verb === 'delete')).toEqual([]);
   });
 
+  it('H15 catalog-reschedule: a huge tolerationSeconds (user-set via the CatalogSource grpcPodConfig) does not turn the in-process re-check into a hot loop (setTimeout overflow)', async () => {
+    const ns = await c.namespace('atk-loop');
+    const since = new Date(Date.now() - 5 * MIN);
+    const n = await create(olm.node({ name: `loop-${ns}`, ready: 'Unknown', since, taints: [olm.taintUnreachable(since)] }));
+    const { pod } = await stuckCatalogPod(ns, n.metadata.name, (p) => {
+      p.spec.tolerations = [{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 9_999_999_999 }];
+    });
+    const rt = runtime([catalogReschedule]);
+    const before = c.audit().filter((e) => e.objectRef?.resource === 'nodes' && e.objectRef.name === n.metadata.name).length;
+    const out = await send(rt, 'update', pod);
+    expect(out.map((o) => o.status)).toEqual(['requeued']);
+    await new Promise((r) => setTimeout(r, 3000));
+    rt.engine.close();
+    await new Promise((r) => setTimeout(r, 500));
+    const reads = c.audit().filter((e) => e.objectRef?.resource === 'nodes' && e.objectRef.name === n.metadata.name).length - before;
+    // One event = one check (a re-check is due in ~317 years). A hot loop makes hundreds.
+    expect(reads, 'GETs of the node within 3 s of one event').toBeLessThanOrEqual(3);
+  });
+
   describe('the production server (npm start), malformed object shapes', () => {
     let srv: RunningServer;
     beforeAll(async () => {
