@@ -40,6 +40,8 @@ export interface Component {
   unreadable?: string;
   /** Cluster-scoped objects labelled olm.owner*: whether that CSV exists (then it is not a leftover). */
   ownerCsvLive?: boolean;
+  /** Live objects outside the uninstall that use it (owner Subscription/CSV, a Subscription's installPlanRef). */
+  usedBy?: string[];
 }
 
 export interface OperatorObserved {
@@ -130,8 +132,12 @@ export function planCsv(o: CsvObserved, ctx: PlanContext): Plan {
     if (live.length) return { kind: 'requeue', afterSeconds: grace, reason: 'leftovers younger than the orphan grace period' };
     return { kind: 'noop', reason: `CSV ${label} is gone and left nothing behind` };
   }
-  if (isCopiedCsv(csv)) return { kind: 'noop', reason: 'copied CSV; only originals are cleaned up' };
   const finalizers = csv.metadata.finalizers ?? [];
+  if (isCopiedCsv(csv)) {
+    // Ours on something that looks copied (anyone can add the label): released, never a cleanup.
+    if (finalizers.includes(MEDIC.finalizer)) return act([release(csv, 'CsvFinalizerReleased', 'it looks like a copied CSV (olm.copiedFrom / operatorNamespace elsewhere / status Copied): only originals are cleaned up')], 'released our finalizer');
+    return { kind: 'noop', reason: 'copied CSV; only originals are cleaned up' };
+  }
   const ours = finalizers.includes(MEDIC.finalizer);
   const olms = finalizers.includes(FINALIZER_OLM_CSV_CLEANUP);
   const protectedNs = ctx.policy.protectedNamespaces.has(csv.metadata.namespace ?? '');
@@ -237,8 +243,9 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   const inScope = o.components.filter(mine);
   const labelled = inScope.filter((c) => c.live && c.live.metadata.labels?.[key] !== undefined);
   const reported = inScope.filter((c) => c.unreadable);
-  const shared = (x: KubeObject): boolean => Object.keys(x.metadata.labels ?? {}).some((k) => k.startsWith(COMPONENT_LABEL_PREFIX) && k !== key);
-  const toDelete = labelled.filter((c) => DELETABLE.has(c.ref.kind) && !shared(c.live!));
+  const otherLabel = (x: KubeObject): boolean => Object.keys(x.metadata.labels ?? {}).some((k) => k.startsWith(COMPONENT_LABEL_PREFIX) && k !== key);
+  const sharedC = (c: Component): boolean => otherLabel(c.live!) || (c.usedBy?.length ?? 0) > 0;
+  const toDelete = labelled.filter((c) => DELETABLE.has(c.ref.kind) && !sharedC(c));
   const toUnlabel = labelled.filter((c) => !toDelete.includes(c) && PATCHABLE.has(c.ref.kind));
   const stuck = labelled.filter((c) => !toDelete.includes(c) && !toUnlabel.includes(c));
   const regarding = target(op);
@@ -268,8 +275,8 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
         regarding,
         optional: true,
         reason: 'ComponentLabelRemoved',
-        note: shared(c.live!)
-          ? `Kept ${where(c)}: another operator's component label is on it too; removed only ${key}.`
+        note: sharedC(c)
+          ? `Kept ${where(c)}: ${c.usedBy?.length ? `still used by ${c.usedBy.join(', ')}` : "another operator's component label is on it too"}; removed only ${key}.`
           : `Kept ${where(c)} (olm-medic never deletes ${c.ref.kind}s) and removed label ${key} so OLM does not recreate Operator ${op.metadata.name}.`,
       })),
     };
