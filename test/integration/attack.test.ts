@@ -119,7 +119,75 @@ async function operatorFor(pkg: string, ns: string, refs: olm.ComponentRef[], an
 
 // =============================================================================================
 
-describe('closed holes (regression: failed on a67ba5e, fixed on main 7456c0f)', () => {
+describe('closed holes (regression: each failed on a67ba5e; H1-H9 fixed by main 7456c0f, H10-H13 by 8f66b08)', () => {
+  it('H10 finalizer-cleanup: a ClusterRole named with a space ("evil role", valid for RBAC) labelled as owned by a CSV never strands that CSV Terminating with our finalizer', async () => {
+    const ns = await c.namespace('atk-fin');
+    const name = 'etcdoperator.v0.9.4';
+    const built = olm.csv({ namespace: ns, name, finalizers: ['olm-medic.io/csv-cleanup'] });
+    const csvObj = await create(built);
+    await c.setStatus(csvObj, built.status);
+    const cr = olm.csvClusterRole({ csvName: name, csvNamespace: ns, name: `evil role ${ns}` });
+    await create(cr);
+    await c.admin.delete(refOf(csvObj), { uid: csvObj.metadata.uid!, dryRun: false });
+    const deleting = (await live(csvObj))!;
+    expect(deleting.metadata.deletionTimestamp).toBeDefined();
+    const rt = runtime([finalizerCleanup]);
+    const out = await send(rt, 'update', deleting);
+    expect(out.map((o) => o.status), JSON.stringify(out)).not.toContain('failed');
+    await eventually(async () => (await live(csvObj)) === undefined, 'the CSV to be released (our finalizer removed)', 15_000);
+  });
+
+  it('H11 finalizer-cleanup: an original CSV carrying our finalizer that later LOOKS copied (someone added label olm.copiedFrom) is still released when deleted', async () => {
+    const ns = await c.namespace('atk-cp');
+    const built = olm.csv({ namespace: ns, name: 'etcdoperator.v0.9.4', finalizers: ['olm-medic.io/csv-cleanup'] });
+    const csvObj = await create(built);
+    await c.setStatus(csvObj, built.status);
+    await c.admin.mergePatch(refOf(csvObj), { metadata: { labels: { 'olm.copiedFrom': 'elsewhere' } } }, { dryRun: false });
+    await c.admin.delete(refOf(csvObj), { uid: csvObj.metadata.uid!, dryRun: false });
+    const deleting = (await live(csvObj))!;
+    const rt = runtime([finalizerCleanup]);
+    await send(rt, 'update', deleting);
+    await rt.engine.handle({ kind: 'sweep', namespace: ns, functions: ['finalizer-cleanup'], meta: { id: `sweep-${ns}`, source: 'test', type: 'io.olm-medic.sweep' } });
+    await eventually(async () => (await live(csvObj)) === undefined, 'the CSV to be released (our finalizer removed)', 10_000);
+  });
+
+  it('H12 finalizer-cleanup: uninstall never deletes an InstallPlan that a LIVE Subscription of another package owns and points at (status.installPlanRef), even if only the uninstalled key labels it', async () => {
+    const ns = await c.namespace('atk-ip');
+    const pkg = `pkg-${hex(6)}`;
+    const key = olm.componentLabelKey(pkg, ns);
+    // prometheus (another package) is still being installed through this plan, which carries only pkg's label
+    // (the very state ownerref-repair exists for: OLM set the owner but not yet the label).
+    const prom = await create(olm.subscription({ namespace: ns, name: 'prometheus', package: 'prometheus', source: CATALOG, sourceNamespace: 'olm', channel: 'beta', approval: 'Manual' }));
+    let ip = await create(olm.installPlan({ namespace: ns, csvNames: [`${pkg}.v1.0.0`, 'prometheusoperator.0.47.0'], approval: 'Manual', generation: 2, ownerSubs: [{ name: 'prometheus', uid: prom.metadata.uid! }], labels: { [key]: '' } }));
+    ip = await c.setStatus(ip, olm.installPlanStatus({ phase: 'RequiresApproval', catalogSources: [CATALOG] }));
+    await c.setStatus(prom, olm.subscriptionStatus({
+      currentCSV: 'prometheusoperator.0.47.0',
+      installPlan: { name: ip.metadata.name, namespace: ns, uid: ip.metadata.uid!, resourceVersion: ip.metadata.resourceVersion! },
+      state: 'UpgradePending',
+      installPlanGeneration: 2,
+    }));
+    const op = await operatorFor(pkg, ns, [{ kind: 'InstallPlan', apiVersion: 'operators.coreos.com/v1alpha1', namespace: ns, name: ip.metadata.name }]);
+    await send(runtime([finalizerCleanup]), 'update', op);
+    expect(await live(ip), `InstallPlan ${ip.metadata.name} that Subscription prometheus is waiting on`).toBeDefined();
+    expect(writesIn(ns).filter((e) => e.verb === 'delete')).toEqual([]);
+  });
+
+  it('H13 finalizer-cleanup: uninstall never deletes a Deployment in the same namespace that a LIVE CSV of another operator owns (ownerRef + olm.owner labels), even if it carries the key', async () => {
+    const ns = await c.namespace('atk-own2');
+    const pkg = `pkg-${hex(6)}`;
+    const key = olm.componentLabelKey(pkg, ns);
+    // A second operator installed in the same namespace (OwnNamespace installs share it), running.
+    const other = await create(olm.csv({ namespace: ns, name: 'other-operator.v1.0.0' }));
+    const d = deployment(ns, 'other-operator-controller', { ...olm.csvOwnerLabels(other.metadata.name, ns), [key]: '' });
+    d.metadata.ownerReferences = [olm.nonBlockingOwnerRef({ apiVersion: 'operators.coreos.com/v1alpha1', kind: 'ClusterServiceVersion', name: other.metadata.name, uid: other.metadata.uid! })];
+    const theirs = await create(d);
+    const op = await operatorFor(pkg, ns, [{ kind: 'Deployment', apiVersion: 'apps/v1', namespace: ns, name: theirs.metadata.name }]);
+    await send(runtime([finalizerCleanup]), 'update', op);
+    expect(await live(theirs), `Deployment of live CSV ${ns}/${other.metadata.name}`).toBeDefined();
+    expect(writesIn(ns).filter((e) => e.verb === 'delete')).toEqual([]);
+  });
+
+
   it('H1 job-conflict: a bare pod labelled olm.catalogSource + olm.managed=true (no CatalogSource owner) is not evidence that OLM labels its Jobs: a healthy v0.25 unpack Job is kept', async () => {
     const s = await legacyCompleteUnpack();
     // Control: without the look-alike, the unlabelled Complete job is (correctly) left alone.
@@ -292,73 +360,6 @@ describe('closed holes (regression: failed on a67ba5e, fixed on main 7456c0f)', 
 });
 
 describe('holes', () => {
-  it('H10 finalizer-cleanup: a ClusterRole named with a space ("evil role", valid for RBAC) labelled as owned by a CSV never strands that CSV Terminating with our finalizer', async () => {
-    const ns = await c.namespace('atk-fin');
-    const name = 'etcdoperator.v0.9.4';
-    const built = olm.csv({ namespace: ns, name, finalizers: ['olm-medic.io/csv-cleanup'] });
-    const csvObj = await create(built);
-    await c.setStatus(csvObj, built.status);
-    const cr = olm.csvClusterRole({ csvName: name, csvNamespace: ns, name: `evil role ${ns}` });
-    await create(cr);
-    await c.admin.delete(refOf(csvObj), { uid: csvObj.metadata.uid!, dryRun: false });
-    const deleting = (await live(csvObj))!;
-    expect(deleting.metadata.deletionTimestamp).toBeDefined();
-    const rt = runtime([finalizerCleanup]);
-    const out = await send(rt, 'update', deleting);
-    expect(out.map((o) => o.status), JSON.stringify(out)).not.toContain('failed');
-    await eventually(async () => (await live(csvObj)) === undefined, 'the CSV to be released (our finalizer removed)', 15_000);
-  });
-
-  it('H11 finalizer-cleanup: an original CSV carrying our finalizer that later LOOKS copied (someone added label olm.copiedFrom) is still released when deleted', async () => {
-    const ns = await c.namespace('atk-cp');
-    const built = olm.csv({ namespace: ns, name: 'etcdoperator.v0.9.4', finalizers: ['olm-medic.io/csv-cleanup'] });
-    const csvObj = await create(built);
-    await c.setStatus(csvObj, built.status);
-    await c.admin.mergePatch(refOf(csvObj), { metadata: { labels: { 'olm.copiedFrom': 'elsewhere' } } }, { dryRun: false });
-    await c.admin.delete(refOf(csvObj), { uid: csvObj.metadata.uid!, dryRun: false });
-    const deleting = (await live(csvObj))!;
-    const rt = runtime([finalizerCleanup]);
-    await send(rt, 'update', deleting);
-    await rt.engine.handle({ kind: 'sweep', namespace: ns, functions: ['finalizer-cleanup'], meta: { id: `sweep-${ns}`, source: 'test', type: 'io.olm-medic.sweep' } });
-    await eventually(async () => (await live(csvObj)) === undefined, 'the CSV to be released (our finalizer removed)', 10_000);
-  });
-
-  it('H12 finalizer-cleanup: uninstall never deletes an InstallPlan that a LIVE Subscription of another package owns and points at (status.installPlanRef), even if only the uninstalled key labels it', async () => {
-    const ns = await c.namespace('atk-ip');
-    const pkg = `pkg-${hex(6)}`;
-    const key = olm.componentLabelKey(pkg, ns);
-    // prometheus (another package) is still being installed through this plan, which carries only pkg's label
-    // (the very state ownerref-repair exists for: OLM set the owner but not yet the label).
-    const prom = await create(olm.subscription({ namespace: ns, name: 'prometheus', package: 'prometheus', source: CATALOG, sourceNamespace: 'olm', channel: 'beta', approval: 'Manual' }));
-    let ip = await create(olm.installPlan({ namespace: ns, csvNames: [`${pkg}.v1.0.0`, 'prometheusoperator.0.47.0'], approval: 'Manual', generation: 2, ownerSubs: [{ name: 'prometheus', uid: prom.metadata.uid! }], labels: { [key]: '' } }));
-    ip = await c.setStatus(ip, olm.installPlanStatus({ phase: 'RequiresApproval', catalogSources: [CATALOG] }));
-    await c.setStatus(prom, olm.subscriptionStatus({
-      currentCSV: 'prometheusoperator.0.47.0',
-      installPlan: { name: ip.metadata.name, namespace: ns, uid: ip.metadata.uid!, resourceVersion: ip.metadata.resourceVersion! },
-      state: 'UpgradePending',
-      installPlanGeneration: 2,
-    }));
-    const op = await operatorFor(pkg, ns, [{ kind: 'InstallPlan', apiVersion: 'operators.coreos.com/v1alpha1', namespace: ns, name: ip.metadata.name }]);
-    await send(runtime([finalizerCleanup]), 'update', op);
-    expect(await live(ip), `InstallPlan ${ip.metadata.name} that Subscription prometheus is waiting on`).toBeDefined();
-    expect(writesIn(ns).filter((e) => e.verb === 'delete')).toEqual([]);
-  });
-
-  it('H13 finalizer-cleanup: uninstall never deletes a Deployment in the same namespace that a LIVE CSV of another operator owns (ownerRef + olm.owner labels), even if it carries the key', async () => {
-    const ns = await c.namespace('atk-own2');
-    const pkg = `pkg-${hex(6)}`;
-    const key = olm.componentLabelKey(pkg, ns);
-    // A second operator installed in the same namespace (OwnNamespace installs share it), running.
-    const other = await create(olm.csv({ namespace: ns, name: 'other-operator.v1.0.0' }));
-    const d = deployment(ns, 'other-operator-controller', { ...olm.csvOwnerLabels(other.metadata.name, ns), [key]: '' });
-    d.metadata.ownerReferences = [olm.nonBlockingOwnerRef({ apiVersion: 'operators.coreos.com/v1alpha1', kind: 'ClusterServiceVersion', name: other.metadata.name, uid: other.metadata.uid! })];
-    const theirs = await create(d);
-    const op = await operatorFor(pkg, ns, [{ kind: 'Deployment', apiVersion: 'apps/v1', namespace: ns, name: theirs.metadata.name }]);
-    await send(runtime([finalizerCleanup]), 'update', op);
-    expect(await live(theirs), `Deployment of live CSV ${ns}/${other.metadata.name}`).toBeDefined();
-    expect(writesIn(ns).filter((e) => e.verb === 'delete')).toEqual([]);
-  });
-
   it('H15 catalog-reschedule: a huge tolerationSeconds (user-set via the CatalogSource grpcPodConfig) does not turn the in-process re-check into a hot loop (setTimeout overflow)', async () => {
     const ns = await c.namespace('atk-loop');
     const since = new Date(Date.now() - 5 * MIN);
