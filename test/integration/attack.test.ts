@@ -379,6 +379,23 @@ describe('holes', () => {
     expect(reads, 'GETs of the node within 3 s of one event').toBeLessThanOrEqual(3);
   });
 
+  it('H16 finalizer-cleanup: uninstall never deletes the CSV a LIVE Subscription of another package installed (status.installedCSV), even if that CSV carries the key', async () => {
+    const ns = await c.namespace('atk-csv2');
+    const pkg = `pkg-${hex(6)}`;
+    const key = olm.componentLabelKey(pkg, ns);
+    const otherCsv = 'other-operator.v1.0.0';
+    const built = olm.csv({ namespace: ns, name: otherCsv, labels: { [key]: '' } });
+    const theirs = await create(built);
+    await c.setStatus(theirs, built.status);
+    const sub = await create(olm.subscription({ namespace: ns, name: 'other-operator', package: 'other-operator', source: CATALOG, sourceNamespace: 'olm', channel: 'stable', approval: 'Automatic' }));
+    await c.setStatus(sub, olm.subscriptionStatus({ currentCSV: otherCsv, installedCSV: otherCsv, state: 'AtLatestKnown' }));
+    const op = await operatorFor(pkg, ns, [{ kind: 'ClusterServiceVersion', apiVersion: 'operators.coreos.com/v1alpha1', namespace: ns, name: otherCsv }]);
+    await send(runtime([finalizerCleanup]), 'update', op);
+    expect(await live(theirs), `CSV ${ns}/${otherCsv} installed by live Subscription other-operator`).toBeDefined();
+    expect((await live(theirs))?.metadata.deletionTimestamp).toBeUndefined();
+    expect(writesIn(ns).filter((e) => e.verb === 'delete')).toEqual([]);
+  });
+
   describe('the production server (npm start), malformed object shapes', () => {
     let srv: RunningServer;
     beforeAll(async () => {
