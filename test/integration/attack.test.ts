@@ -407,6 +407,7 @@ describe('holes', () => {
     it.each([
       ['Job with metadata.ownerReferences {} (job-conflict targets)', { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'a'.repeat(63), namespace: 'default', ownerReferences: {} } }],
       ['Job with metadata.ownerReferences [null]', { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'b'.repeat(63), namespace: 'default', ownerReferences: [null] } }],
+      ['Subscription with status.installPlanRef.name "Not Valid" (ownerref-repair targets -> observe)', { apiVersion: 'operators.coreos.com/v1alpha1', kind: 'Subscription', metadata: { name: 'etcd', namespace: 'default' }, status: { installPlanRef: { name: 'Not Valid', namespace: 'default' } } }],
       ['ClusterServiceVersion with metadata.finalizers 1 (finalizer-cleanup targets)', { apiVersion: 'operators.coreos.com/v1alpha1', kind: 'ClusterServiceVersion', metadata: { name: 'etcdoperator.v0.9.4', namespace: 'default', finalizers: 1 } }],
     ])('H14 a Resource-mode event whose object has a malformed field (%s) is answered 2xx or 4xx, not a 500 (unhandled TypeError)', async (_what, obj) => {
       const res = await post(srv.url, apiServerEvent('update', obj as unknown as KubeObject));
