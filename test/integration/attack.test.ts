@@ -396,6 +396,31 @@ describe('holes', () => {
     expect(writesIn(ns).filter((e) => e.verb === 'delete')).toEqual([]);
   });
 
+  it('H17 finalizer-cleanup autoUninstall: a long-Failed CSV in ANOTHER namespace that carries the key does not make the opt-in gate uninstall an operator whose own CSV is healthy', async () => {
+    const [nsA, nsB] = [await c.namespace('atk-aua'), await c.namespace('atk-aub')];
+    const pkg = `pkg-${hex(6)}`;
+    const key = olm.componentLabelKey(pkg, nsA);
+    const mineBuilt = olm.csv({ namespace: nsA, name: `${pkg}.v1.0.0`, labels: { [key]: '' } });
+    const mine = await create(mineBuilt);
+    await c.setStatus(mine, mineBuilt.status); // Succeeded
+    const dep = await create(deployment(nsA, `${pkg}-controller`, { [key]: '' }));
+    const foreignBuilt = olm.csv({ namespace: nsB, name: 'foreign.v1.0.0', labels: { [key]: '' }, phase: 'Failed', reason: 'InstallComponentFailed', at: new Date(Date.now() - 120 * MIN) });
+    const foreign = await create(foreignBuilt);
+    await c.setStatus(foreign, foreignBuilt.status);
+    const op = await operatorFor(pkg, nsA, [
+      { kind: 'ClusterServiceVersion', apiVersion: 'operators.coreos.com/v1alpha1', namespace: nsA, name: mine.metadata.name },
+      { kind: 'Deployment', apiVersion: 'apps/v1', namespace: nsA, name: dep.metadata.name },
+      { kind: 'ClusterServiceVersion', apiVersion: 'operators.coreos.com/v1alpha1', namespace: nsB, name: foreign.metadata.name },
+    ], {});
+    await send(runtime([finalizerCleanup], { OLM_MEDIC_FINALIZER_CLEANUP_AUTO_UNINSTALL: 'true' }), 'update', op);
+    await new Promise((r) => setTimeout(r, 1500));
+    const liveMine = await live(mine);
+    expect(liveMine, `healthy CSV ${nsA}/${mine.metadata.name}`).toBeDefined();
+    expect(liveMine?.metadata.deletionTimestamp).toBeUndefined();
+    expect(await live(dep), `Deployment ${nsA}/${dep.metadata.name}`).toBeDefined();
+    expect((await live(op))?.metadata.annotations?.['olm-medic.io/uninstall']).toBeUndefined();
+  });
+
   describe('the production server (npm start), malformed object shapes', () => {
     let srv: RunningServer;
     beforeAll(async () => {
