@@ -249,6 +249,8 @@ export interface Decoys {
   objects: KubeObject[];
   /** What an ApiServerSource would deliver about the decoys (watched kinds only). */
   events(): CloudEvent<unknown>[];
+  /** Events no ApiServerSource sends (crafted names): each must be rejected with a 400, before any request. */
+  crafted(): CloudEvent<unknown>[];
 }
 
 const minutesAgo = (m: number): Date => new Date(Date.now() - m * 60_000);
@@ -331,8 +333,8 @@ export async function createDecoys(admin: Kube, id: string): Promise<Decoys> {
     events: () => [
       apiServerEvent('add', job), apiServerEvent('update', job), apiServerEvent('add', sub), apiServerEvent('add', node), apiServerEvent('update', pod), apiServerEvent('add', csv),
       ...adv.events(),
-      ...craftedEvents(csv),
     ],
+    crafted: () => craftedEvents(csv),
   };
 }
 
