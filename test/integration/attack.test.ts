@@ -424,7 +424,7 @@ describe('holes', () => {
     expect((await live(op))?.metadata.annotations?.['olm-medic.io/uninstall']).toBeUndefined();
   });
 
-  describe('the production server (npm start), malformed object shapes', () => {
+  describe('the production server (npm start): malformed shapes, load', () => {
     let srv: RunningServer;
     beforeAll(async () => {
       srv = await startServer({ KUBECONFIG: c.kubeconfig.server, LOG_LEVEL: 'warn' });
@@ -432,6 +432,23 @@ describe('holes', () => {
     afterAll(async () => {
       await srv?.stop();
     });
+    it('H18 memory stays bounded under 120 CONCURRENT valid ~900 kB events (no in-flight cap): the server survives', async () => {
+      const ghost = `ghost-${hex(8)}`;
+      const send1 = (i: number) => {
+        const pod: KubeObject = {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: `c-${i}`, namespace: 'default', uid: randomBytes(16).toString('hex'), resourceVersion: String(i + 1), labels: { 'olm.catalogSource': 'x' }, annotations: { pad: 'x'.repeat(900_000) } },
+          spec: { nodeName: ghost },
+        };
+        return post(srv.url, apiServerEvent('update', pod)).then((r) => r.status, (e: unknown) => `error: ${String(e)}`);
+      };
+      const codes = await Promise.all(Array.from({ length: 120 }, (_, i) => send1(i)));
+      // Handled (200) or shed with a retryable answer (429/503) are both fine; a dead server or a 500 is not.
+      const bad = codes.filter((x) => x !== 200 && x !== 429 && x !== 503);
+      expect(bad, `${bad.length} of 120 failed; exit=${srv.proc.exitCode} ${srv.proc.signalCode}\n${srv.output().slice(-800)}`).toEqual([]);
+      expect((await fetch(`${srv.url}/health/liveness`)).status).toBe(200);
+    }, 120_000);
     it.each([
       ['Job with metadata.ownerReferences {} (job-conflict targets)', { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'a'.repeat(63), namespace: 'default', ownerReferences: {} } }],
       ['Job with metadata.ownerReferences [null]', { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'b'.repeat(63), namespace: 'default', ownerReferences: [null] } }],
