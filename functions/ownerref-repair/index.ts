@@ -11,7 +11,7 @@ import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
 import { collect } from '../../shared/kube/collect.js';
 import { isDnsSubdomain } from '../../shared/kube/validate.js';
 import { ANN_GENERATED_BY, MEDIC, V1ALPHA1 } from '../../shared/olm/constants.js';
-import { plan, type Observed } from './plan.js';
+import { defaults, plan, type Observed } from './plan.js';
 
 const IP = { apiVersion: V1ALPHA1, kind: 'InstallPlan' };
 
@@ -59,10 +59,11 @@ async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
     subsByNs.set(ns, [...(subsByNs.get(ns) ?? []), slim(sub)]);
   }
   if (subsByNs.size === 0) return;
-  const ctx = { now: new Date(0), options: {}, policy: NO_POLICY }; // plan() uses neither the clock nor policy
+  // The epoch makes every label-only repair a candidate (requeue); observe() + plan() decide on the real clock.
+  const ctx = { now: new Date(0), options: {}, policy: NO_POLICY };
   for await (const installPlan of read.list(V1ALPHA1, 'InstallPlan', opts)) {
     const subscriptions = subsByNs.get(installPlan.metadata.namespace!);
-    if (subscriptions && plan({ installPlan, subscriptions }, ctx).kind === 'act') {
+    if (subscriptions && ['act', 'requeue'].includes(plan({ installPlan, subscriptions }, ctx).kind)) {
       yield { ...IP, namespace: installPlan.metadata.namespace!, name: installPlan.metadata.name };
     }
   }
@@ -86,6 +87,7 @@ export const ownerrefRepair: RemediationFunction<Observed> = {
   name: 'ownerref-repair',
   kinds: ['operators.coreos.com/v1alpha1/InstallPlan', 'operators.coreos.com/v1alpha1/Subscription'],
   summary: 'adds the missing non-blocking Subscription ownerReference (and component label) to InstallPlans',
+  defaults,
   targets,
   sweep,
   observe,
