@@ -1,10 +1,17 @@
 /**
  * Starts the HTTP server for a given set of functions (the library half of `npm start`).
  * The composition root (bin/server.ts) decides WHICH functions; shared/ never imports functions/.
+ *
+ * Start-up does what every answer needs — configuration, Kubernetes credentials and client, the
+ * engine — and listens with the node:http front door (dispatch.ts). The express app and the
+ * CloudEvents SDK (events the front door cannot settle alone) are loaded on first use, or in the
+ * background right after the first answer, whichever comes first.
  */
+import { createServer } from 'node:http';
 import { ConfigError, loadConfig } from '../core/config.js';
 import type { AnyFunction } from '../core/types.js';
-import { createApp } from './app.js';
+import { decodeEvent } from '../events/decode.js';
+import { createDispatch } from './dispatch.js';
 import { createRuntime } from '../wiring.js';
 
 export function serve(functions: AnyFunction[], env: Record<string, string | undefined> = process.env): void {
@@ -25,18 +32,31 @@ export function serve(functions: AnyFunction[], env: Record<string, string | und
     process.stderr.write(`olm-medic: cannot load Kubernetes credentials: ${e instanceof Error ? e.message : e}\n`);
     process.exit(2);
   }
-  const app = createApp({ engine: rt.engine, metrics: rt.metrics, log: rt.log, bodyLimitBytes: config.bodyLimitBytes });
-  const server = app.listen(config.port, () => {
-    rt.log.info({ port: config.port, dryRun: config.dryRun, functions: config.enabledFunctions }, 'olm-medic listening');
+  const { engine, metrics, log } = rt;
+  const bodyLimitBytes = config.bodyLimitBytes;
+  const enabled = new Set(config.enabledFunctions);
+  const dispatch = createDispatch({
+    functions: functions.filter((f) => enabled.has(f.name)),
+    wants: (apiVersion, kind) => engine.wants(apiVersion, kind),
+    metrics,
+    bodyLimitBytes,
+    decodeEvent: decodeEvent as unknown as (e: Record<string, unknown>) => { kind: string },
+    app: async () => (await import('./app.js')).createApp({ engine, metrics, log, bodyLimitBytes }),
+    onFirstAnswer: () => void setTimeout(() => void dispatch.warm(), 20).unref(),
   });
-  server.keepAliveTimeout = 65_000;
+  const server = createServer({ keepAliveTimeout: 65_000 }, dispatch);
+  server.listen(config.port, () => {
+    log.info({ port: config.port, dryRun: config.dryRun, functions: config.enabledFunctions }, 'olm-medic listening');
+  });
+  // Nothing asked yet: warm the app anyway once start-up is over.
+  setTimeout(() => void dispatch.warm(), 1_000).unref();
   const stop = (): void => {
-    rt.log.info('shutting down');
-    rt.engine.close();
+    log.info('shutting down');
+    engine.close();
     server.close(() => process.exit(0));
     setTimeout(() => process.exit(0), 10_000).unref();
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
-  process.on('unhandledRejection', (e) => rt.log.error({ err: e }, 'unhandled rejection'));
+  process.on('unhandledRejection', (e) => log.error({ err: e }, 'unhandled rejection'));
 }
