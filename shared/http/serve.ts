@@ -4,8 +4,9 @@
  *
  * Start-up does what every answer needs — configuration, Kubernetes credentials and client, the
  * engine — and listens with the node:http front door (dispatch.ts). The express app and the
- * CloudEvents SDK (events the front door cannot settle alone) are loaded on first use, or in the
- * background right after the first answer, whichever comes first.
+ * CloudEvents SDK's HTTP parsing (events the front door cannot settle alone) are loaded on first
+ * use, or in the background right after the first answer, whichever comes first; in the bundle,
+ * so is undici (scripts/shims/undici.mjs: loaded by the first apiserver request or that warm-up).
  */
 import { createServer } from 'node:http';
 import { ConfigError, loadConfig } from '../core/config.js';
@@ -42,14 +43,19 @@ export function serve(functions: AnyFunction[], env: Record<string, string | und
     bodyLimitBytes,
     decodeEvent: decodeEvent as unknown as (e: Record<string, unknown>) => { kind: string },
     app: async () => (await import('./app.js')).createApp({ engine, metrics, log, bodyLimitBytes }),
-    onFirstAnswer: () => void setTimeout(() => void dispatch.warm(), 20).unref(),
+    onFirstAnswer: () => void setTimeout(warm, 20).unref(),
   });
+  /** Loads in the background what start-up skipped: the app chunk and (in the bundle) undici. */
+  function warm(): void {
+    void dispatch.warm();
+    void import('undici').then((u) => (u as { __warm?: () => void }).__warm?.(), () => undefined);
+  }
   const server = createServer({ keepAliveTimeout: 65_000 }, dispatch);
   server.listen(config.port, () => {
     log.info({ port: config.port, dryRun: config.dryRun, functions: config.enabledFunctions }, 'olm-medic listening');
   });
   // Nothing asked yet: warm the app anyway once start-up is over.
-  setTimeout(() => void dispatch.warm(), 1_000).unref();
+  setTimeout(warm, 1_000).unref();
   const stop = (): void => {
     log.info('shutting down');
     engine.close();
