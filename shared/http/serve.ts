@@ -12,8 +12,16 @@ import { createServer } from 'node:http';
 import { ConfigError, loadConfig } from '../core/config.js';
 import type { AnyFunction } from '../core/types.js';
 import { decodeEvent } from '../events/decode.js';
+import { withAdmission } from './admission.js';
 import { createDispatch } from './dispatch.js';
 import { createRuntime } from '../wiring.js';
+
+/**
+ * Per function: 16 reconciles at once (each a few apiserver requests; the kube client keeps its
+ * own connection pool), 512 more waiting; past that 429 with Retry-After 2 s (a Broker redelivers
+ * with its backoff). Coalescing keeps one running + one waiting run per target.
+ */
+const ADMISSION = { maxInFlight: 16, maxQueued: 512, retryAfterSeconds: 2 };
 
 export function serve(functions: AnyFunction[], env: Record<string, string | undefined> = process.env): void {
   let config;
@@ -36,13 +44,16 @@ export function serve(functions: AnyFunction[], env: Record<string, string | und
   const { engine, metrics, log } = rt;
   const bodyLimitBytes = config.bodyLimitBytes;
   const enabled = new Set(config.enabledFunctions);
+  const active = functions.filter((f) => enabled.has(f.name));
+  // Events that reach the engine: coalesced per target, bounded per function, 429 past the queue.
+  const admitted = withAdmission(engine, { functions: active, ...ADMISSION });
   const dispatch = createDispatch({
-    functions: functions.filter((f) => enabled.has(f.name)),
+    functions: active,
     wants: (apiVersion, kind) => engine.wants(apiVersion, kind),
     metrics,
     bodyLimitBytes,
     decodeEvent: decodeEvent as unknown as (e: Record<string, unknown>) => { kind: string },
-    app: async () => (await import('./app.js')).createApp({ engine, metrics, log, bodyLimitBytes }),
+    app: async () => (await import('./app.js')).createApp({ engine: admitted, metrics, log, bodyLimitBytes }),
     onFirstAnswer: () => void setTimeout(warm, 20).unref(),
   });
   /** Loads in the background what start-up skipped: the app chunk and (in the bundle) undici. */
