@@ -43,8 +43,10 @@ export function serve(functions: AnyFunction[], env: Record<string, string | und
   }
   const { engine, metrics, log } = rt;
   const bodyLimitBytes = config.bodyLimitBytes;
+  // The functions the engine runs, chosen as createRuntime chooses them (a disabled function's
+  // `whenDisabled` variant still runs): the front door must ask exactly these for targets.
   const enabled = new Set(config.enabledFunctions);
-  const active = functions.filter((f) => enabled.has(f.name));
+  const active = functions.flatMap((f) => (enabled.has(f.name) ? [f] : f.whenDisabled ? [f.whenDisabled] : []));
   // Events that reach the engine: coalesced per target, bounded per function, 429 past the queue.
   const admitted = withAdmission(engine, { functions: active, ...ADMISSION });
   const dispatch = createDispatch({

@@ -45,6 +45,7 @@ function makeEngine(calls: string[]): Engine {
       throw new Error('no writes in this test');
     }) as never,
     now: () => new Date('2026-11-20T10:00:00Z'),
+    policy: { dryRun: false, protectedNamespaces: new Set() },
     log,
     maxReplans: 1,
     sweepConcurrency: 1,
@@ -245,6 +246,26 @@ const mutations: Record<string, Mutation> = {
   utf8: (e) => void (e.headers['content-type'] = 'application/json; charset=utf-8'),
   emptySubject: (e) => void (e.headers['ce-subject'] = ''),
   dataschema: (e) => void (e.headers['ce-dataschema'] = 'not a uri'),
+  // Values that choose URLs must be ones the apiserver could have produced (decode.ts checkRef).
+  badName: (e) => {
+    let name: unknown;
+    try {
+      name = JSON.parse(e.body)?.metadata?.name;
+    } catch {
+      return;
+    }
+    if (typeof name !== 'string') return;
+    e.body = e.body.replace(JSON.stringify(name), '"Bad_Name/../x"');
+    e.headers['ce-name'] = 'Bad_Name/../x';
+  },
+  badNamespace: (e) => {
+    e.body = e.body.replace(/"namespace":"[^"]*"/, '"namespace":"NS!"');
+    e.headers['ce-namespace'] = 'NS!';
+  },
+  badApiVersion: (e) => {
+    e.body = e.body.replace(/"apiVersion":"[^"]*"/, '"apiVersion":"../v1"');
+    e.headers['ce-apiversion'] = '../v1';
+  },
   refMode: (e) => void (e.headers['ce-type'] = e.headers['ce-type']!.replace('.resource.', '.ref.')),
   report: (e) => void (e.headers['olm-medic-report'] = 'json'),
 };
@@ -266,5 +287,5 @@ describe('differential: front door + app == app alone', () => {
     // Both exits were taken: the property was checked on answers the front door gave itself.
     expect(front.dispatch.counts.body - before.body).toBeGreaterThan(20);
     expect(front.dispatch.counts.app - before.app).toBeGreaterThan(20);
-  });
+  }, 60_000);
 });
