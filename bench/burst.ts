@@ -25,7 +25,7 @@ import { scratchDir, serverEntry, sleep, spawnNode, type Child } from './lib/pro
 
 const USER = 'bench-medic';
 const BROKER_PARALLELISM = 200;
-const BASELINE_PARALLELISM = 8;
+const BASELINE_PARALLELISM = 16;
 
 /** Deterministic shuffle (the same order every run). */
 function shuffle<T>(xs: T[]): T[] {
@@ -59,7 +59,7 @@ interface SeededSet {
 
 async function seedSet(kube: Kube, tag: string, healthy: number, stuck: number, log: (l: string) => void): Promise<SeededSet> {
   const t0 = performance.now();
-  const perNs = 100;
+  const perNs = 20;
   const namespaces = Array.from({ length: Math.ceil(healthy / perNs) }, (_, k) => `burst-${tag}-${k}`);
   for (const n of namespaces) await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: n } } as KubeObject, { dryRun: false });
   const situations: Situation[] = [];
