@@ -25,15 +25,23 @@ interface Spec {
   env: (port: number) => Record<string, string>;
 }
 
-async function coldStart(spec: Spec, ev: HttpEvent, logFile: string, what: string): Promise<number> {
+/** CPU time (user + system, all threads) a process has used so far, in ms (Linux /proc). */
+function cpuMs(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS;
+}
+const CLOCK_TICKS = 100;
+
+async function coldStart(spec: Spec, ev: HttpEvent, logFile: string, what: string): Promise<{ ms: number; cpu: number }> {
   const port = await freePort();
   const t0 = performance.now();
   const child = spawnNode(spec.args, { cwd: spec.cwd, env: spec.env(port), logFile });
   try {
     const res = await postUntilAnswered(port, ev, { pollMs: 5, timeoutMs: 30_000, alive: child.running, what });
     const ms = performance.now() - t0;
+    const cpu = cpuMs(child.pid);
     if (res.status < 200 || res.status > 299) throw new Error(`${what} answered ${res.status}: ${res.body.slice(0, 300)}\n${child.tail()}`);
-    return ms;
+    return { ms, cpu };
   } catch (e) {
     throw new Error(`${what}: ${e instanceof Error ? e.message : e}\n--- output ---\n${child.tail()}`);
   } finally {
@@ -82,11 +90,15 @@ export const bench: Benchmark = {
       const ev = apiServerEvent('update', readyNodeUpdate());
       const order: Subject[] = ['medic', 'echo', 'bare', 'faas', 'medicNoCache'];
       const times: Record<Subject, number[]> = { medic: [], medicNoCache: [], faas: [], echo: [], bare: [] };
+      const cpu: Record<Subject, number[]> = { medic: [], medicNoCache: [], faas: [], echo: [], bare: [] };
       for (let round = 0; round <= runs; round++) {
         const line: string[] = [];
         for (const s of order) {
-          const ms = await coldStart(specs[s], ev, join(scratch.dir, `${s}.log`), s);
-          if (round > 0) times[s].push(ms);
+          const { ms, cpu: c } = await coldStart(specs[s], ev, join(scratch.dir, `${s}.log`), s);
+          if (round > 0) {
+            times[s].push(ms);
+            cpu[s].push(c);
+          }
           line.push(`${s} ${ms.toFixed(1)} ms`);
           await sleep(100);
         }
@@ -103,7 +115,11 @@ export const bench: Benchmark = {
         metrics[`${k}MedianMs`] = r(med[k]);
         metrics[`${k}MinMs`] = r(Math.min(...times[k]));
         metrics[`${k}MaxMs`] = r(Math.max(...times[k]));
+        metrics[`${k}MedianCpuMs`] = r(median(cpu[k]));
       }
+      // CPU time used until the answer (all threads) moves far less with other load than the wall clock.
+      metrics['CPU-time ratio medic/express echo (info)'] = r2(median(cpu.medic) / median(cpu.echo));
+      metrics['CPU-time ratio medic/bare (info)'] = r2(median(cpu.medic) / median(cpu.bare));
       const ratioEcho = med.medic / med.echo;
       metrics['ratio medic/bare node:http echo (info)'] = r2(med.medic / med.bare);
       metrics['ratio medic/faas-js-runtime (info)'] = r2(med.medic / med.faas);
@@ -122,7 +138,7 @@ export const bench: Benchmark = {
           `medic: npm start's command (scripts/start.mjs -> dist/server.mjs, with the compile cache \`npm run build\` filled) with KUBECONFIG = a valid dummy kubeconfig (server https://127.0.0.1:9, token auth): the Kubernetes client is loaded and configured and the engine built before listening; the event (a Ready Node update, a kind catalog-reschedule declares) is judged by the functions' targets() and needs no API call, so no control plane is needed; LOG_LEVEL=info. medicNoCache: the same with OLM_MEDIC_COMPILE_CACHE=off.`,
           `faas: faas-js-runtime ${fjrVersion()} CLI (node_modules/faas-js-runtime/bin/cli.js ./index.js, cwd bench/fixtures/faas-hello, FUNC_LOG_LEVEL=info) — the template's \`npm start\` without the npm wrapper; the function is the template's handler as tsc emits it (CommonJS), replying with a CloudEvent.`,
           'echo: node bench/fixtures/express-echo.mjs: express + cloudevents, decodes the event and echoes it in binary mode. bare: node bench/fixtures/node-echo.mjs, node:http reading, JSON-parsing and echoing the body (the floor).',
-          `Load from other processes moves single runs by ±100 ms on this 2-core machine: compare the min figures and the median of per-round (paired) ratios too; the runner prints the load average.`,
+          `Load from other processes moves single runs by ±100 ms on this 2-core machine: compare the min figures and the median of per-round (paired) ratios too; the runner prints the load average. *MedianCpuMs is the CPU time (user + system, all threads, /proc/<pid>/stat) each server had used when its answer was read: far less sensitive to other load than the wall clock.`,
           `All on ${process.version} (${process.execPath}); event: binary-mode ApiServerSource Ready Node update (bench/lib/payloads.ts, ${ev.body.length} B); ${runs} interleaved runs each after one discarded warm-up round; each clock runs from spawn() to the first 2xx answer read, polling every 5 ms with that POST.`,
         ],
       };
