@@ -16,6 +16,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { freePort, startControlPlane, type ControlPlane } from '../test/control-plane/control-plane.js';
+import { installCrds } from '../test/control-plane/crds.js';
 import { allFunctions } from '../functions/index.js';
 import type { ResourceTrigger } from '../shared/events/types.js';
 import type { KubeObject } from '../shared/kube/types.js';
@@ -69,6 +70,8 @@ export const bench: Benchmark = {
     const children: Child[] = [];
     try {
       cp = await startControlPlane({ users: { [USER]: ['system:masters'] }, log: ctx.log });
+      // OLM's CRDs: the healthy Subscription's InstallPlan is looked up (a NotFound answer: gone).
+      await installCrds(cp.admin.kubeconfig);
       const kubeconfig = cp.user(USER).kubeconfig;
       const payloads: Payload[] = [
         { key: 'unwantedPod', what: 'unwanted Pod update', obj: realisticPod(), noAction: false },
