@@ -287,7 +287,7 @@ describe('POST / rejections', () => {
     ['data not JSON', binary(), '{"apiVersion":', 400, /JSON/],
     ['data a JSON array', binary(), '[]', 400, /JSON object/],
     ['Reference data missing kind', binary('dev.knative.apiserver.ref.add'), '{"apiVersion":"v1","name":"p","namespace":"n"}', 400, /missing kind/],
-    ['extension mismatch', { ...binary(), 'ce-kind': 'Job' }, '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}}', 400, /extension kind="Job"/],
+    ['extension mismatch', { ...binary(), 'ce-kind': 'Job' }, '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns"}}', 400, /extension kind="Job"/],
     ['text/plain apiserver data', { ...binary(), 'content-type': 'text/plain' }, '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}}', 415, /text\/plain/],
     ['sweep functions not an array', { ...binary('dev.knative.sources.ping') }, '{"functions":"x"}', 400, /data\.functions/],
   ])('%s → %i JSON error naming the problem', async (_name, headers, body, status, pattern) => {
@@ -304,7 +304,7 @@ describe('POST / rejections', () => {
   });
 
   it('a body exactly at the limit is accepted', async () => {
-    const base = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', annotations: { pad: '' } } };
+    const base = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns', annotations: { pad: '' } } };
     const pad = BODY_LIMIT - Buffer.byteLength(JSON.stringify(base));
     const body = JSON.stringify({ ...base, metadata: { ...base.metadata, annotations: { pad: 'x'.repeat(pad) } } });
     expect(Buffer.byteLength(body)).toBe(BODY_LIMIT);
@@ -313,7 +313,7 @@ describe('POST / rejections', () => {
   });
 
   it('a gzip body is inflated before decoding', async () => {
-    const body = gzipSync(Buffer.from('{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}}'));
+    const body = gzipSync(Buffer.from('{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns"}}'));
     const res = await post({ ...binary(), 'content-encoding': 'gzip' }, body);
     expect(res.status).toBe(200);
     expect(engine.triggers[0]).toMatchObject({ kind: 'resource', ref: { name: 'p' } });
