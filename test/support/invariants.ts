@@ -122,7 +122,7 @@ const OWNED_KINDS: [string, string, string][] = [
 ];
 
 export interface SafetyBaseline {
-  /** Jobs (keys) that were running within their deadline, or running with none. */
+  /** Jobs (keys) that were running within their deadline, or running with none, or suspended. */
   runningJobs: Set<string>;
   /** Pods (keys) on a node whose Ready condition was True. */
   readyNodePods: Set<string>;
@@ -146,6 +146,7 @@ async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
 const JOB_MARGIN_SECONDS = 60;
 
 function runningWithinDeadline(job: Obj, nowSec: number): boolean {
+  if (job.spec?.suspend === true) return true; // suspended: never to be deleted, however old
   const conds = (job.status?.conditions ?? []) as { type: string; status: string }[];
   if (conds.some((c) => (c.type === 'Failed' || c.type === 'Complete') && c.status === 'True')) return false;
   const start = Date.parse(job.status?.startTime ?? job.metadata.creationTimestamp ?? '') / 1000;
