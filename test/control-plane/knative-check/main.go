@@ -7,7 +7,8 @@
 //	                                 every object of the multi-document YAML files ("-" = stdin), in the
 //	                                 context the webhooks build from the ConfigMaps a default install
 //	                                 ships (config/core/configmaps of each module, copied by build.sh);
-//	                                 also rejects fields Knative's Go types do not know. One JSON line per
+//	                                 also rejects fields Knative's Go types do not know. JobSink's
+//	                                 validation dry-run creates its Job: pass --kubeconfig for that. One JSON line per
 //	                                 object (errors and warnings apart); exit 1 if any object has an error.
 //	knative-check route --broker NAME TRIGGERS.yaml EVENTS.jsonl...
 //	                                 evaluates each Trigger of that Broker on every structured-mode
@@ -33,10 +34,14 @@ import (
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	eventingconfig "knative.dev/eventing/pkg/apis/config"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	"knative.dev/eventing/pkg/apis/feature"
 	messagingconfig "knative.dev/eventing/pkg/apis/messaging/config"
+	"knative.dev/eventing/pkg/apis/sinks"
+	sinksv1alpha1 "knative.dev/eventing/pkg/apis/sinks/v1alpha1"
 	sourcesconfig "knative.dev/eventing/pkg/apis/sources/config"
 	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
 	"knative.dev/eventing/pkg/eventfilter"
@@ -64,6 +69,8 @@ func newObject(apiVersion, kind string) (object, bool) {
 		return &sourcesv1.ApiServerSource{}, false
 	case "sources.knative.dev/v1/PingSource":
 		return &sourcesv1.PingSource{}, false
+	case "sinks.knative.dev/v1alpha1/JobSink":
+		return &sinksv1alpha1.JobSink{}, false
 	case "serving.knative.dev/v1/Service":
 		return &servingv1.Service{}, true
 	}
@@ -190,13 +197,15 @@ func messages(fe *apis.FieldError) []string {
 }
 
 func validate(args []string) int {
-	var eventingDir, servingDir string
+	var eventingDir, servingDir, kubeconfig string
 	for len(args) >= 2 && strings.HasPrefix(args[0], "--") {
 		switch args[0] {
 		case "--eventing-config":
 			eventingDir = args[1]
 		case "--serving-config":
 			servingDir = args[1]
+		case "--kubeconfig":
+			kubeconfig = args[1]
 		default:
 			fmt.Fprintf(os.Stderr, "unknown flag %s\n", args[0])
 			return 2
@@ -211,6 +220,22 @@ func validate(args []string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
+	}
+	if kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		client, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		base := eventingCtx
+		eventingCtx = func(ctx context.Context) context.Context {
+			return sinks.WithConfig(base(ctx), &sinks.Config{KubeClient: client})
+		}
 	}
 	paths := args
 	failed := false
@@ -240,6 +265,8 @@ func validate(args []string) int {
 				dec.DisallowUnknownFields() // a field Knative's types do not know would be pruned or ignored
 				if err := dec.Decode(obj); err != nil {
 					r.Errors = append(r.Errors, "decode: "+err.Error())
+				} else if _, isJobSink := obj.(*sinksv1alpha1.JobSink); isJobSink && kubeconfig == "" {
+					r.Errors = append(r.Errors, "JobSink validation creates its Job with dryRun: pass --kubeconfig")
 				} else {
 					ctx := apis.WithinCreate(context.Background())
 					if isServing {
