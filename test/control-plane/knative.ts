@@ -10,7 +10,11 @@ import { join } from 'node:path';
 import { Agent, fetch } from 'undici';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { KubeObject } from '../../shared/kube/types.js';
-import { findBinaries } from './binaries.js';
+import { findBinaries as find, type Binaries } from './binaries.js';
+
+let found: Binaries | undefined;
+/** The cached binaries (build.sh runs at most once per test file). */
+const findBinaries = (): Binaries => (found ??= find());
 
 export interface Api {
   server: string;
