@@ -46,6 +46,7 @@ build apiserver_receive_adapter adapter knative.dev/eventing/cmd/apiserver_recei
 # knative.dev/eventing and knative.dev/serving module versions, copied from the module cache.
 kc_hash=$(cd "$here/knative-check" && cat go.mod go.sum main.go | sha256sum | cut -c1-12)
 build "knative-check-$kc_hash" knative-check . "-s -w"
+find "$bin" -maxdepth 1 -name 'knative-check-*' ! -name "knative-check-$kc_hash" -delete  # stale builds
 SERVING_VERSION=$(modver knative-check knative.dev/serving)
 [ "$(modver knative-check knative.dev/eventing)" = "$ADAPTER_VERSION" ] || { echo "[control-plane] knative-check/go.mod must require knative.dev/eventing $ADAPTER_VERSION (the adapter's)" >&2; exit 1; }
 kdir="$bin/knative-$ADAPTER_VERSION-serving-$SERVING_VERSION"

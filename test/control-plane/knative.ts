@@ -171,3 +171,9 @@ export function knativeRoute(triggers: KubeObject[], broker: string, eventFiles:
 export function jsonlFile(name: string, events: unknown[]): string {
   return tmpFile(name, events.map((e) => JSON.stringify(e)).join('\n') + '\n');
 }
+
+/** knative-check jobsink-secrets: the Secrets Knative's JobSink would store for these events. */
+export function jobsinkSecrets(eventsFile: string, namespace: string, sink: string): KubeObject[] {
+  const out = execFileSync(findBinaries().knativeCheck, ['jobsink-secrets', '--namespace', namespace, '--name', sink, eventsFile], { encoding: 'utf8', maxBuffer: 256 << 20 });
+  return out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as KubeObject);
+}

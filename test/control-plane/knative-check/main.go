@@ -17,6 +17,12 @@
 //	                                 via pkg/eventfilter/subscriptionsapi, else spec.filter.attributes,
 //	                                 else deliver). One JSON line per event with the Triggers that
 //	                                 deliver it.
+//	knative-check jobsink-secrets --namespace NS --name SINK EVENTS.jsonl...
+//	                                 what Knative's JobSink (cmd/jobsink) stores for each event a Broker
+//	                                 delivers to it: the event is sent as a binary-mode HTTP request,
+//	                                 read back with binding.ToEvent, and kept as event.MarshalJSON() in
+//	                                 the `event` key of a Secret named and labelled as JobSink does.
+//	                                 One Secret (JSON) per line.
 package main
 
 import (
@@ -30,9 +36,16 @@ import (
 	"os"
 	"strings"
 
+	"crypto/md5" //nolint:gosec // JobSink's own naming
+	"encoding/hex"
+	"net/http/httptest"
+
 	cloudevents "github.com/cloudevents/sdk-go/v2"
+	"github.com/cloudevents/sdk-go/v2/binding"
+	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -49,6 +62,7 @@ import (
 	"knative.dev/eventing/pkg/eventfilter/subscriptionsapi"
 	"knative.dev/pkg/apis"
 	"knative.dev/pkg/configmap"
+	"knative.dev/pkg/kmeta"
 	servingconfig "knative.dev/serving/pkg/apis/config"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 )
@@ -399,6 +413,80 @@ func route(args []string) int {
 	return 0
 }
 
+// jobName is cmd/jobsink toJobName (package main there, so not importable).
+func jobName(sink, source, id string) string {
+	h := md5.Sum([]byte(source + id)) //nolint:gosec
+	return kmeta.ChildName(sink+"-", hex.EncodeToString(h[:]))
+}
+
+func jobsinkSecrets(args []string) int {
+	var ns, name string
+	for len(args) >= 2 && strings.HasPrefix(args[0], "--") {
+		switch args[0] {
+		case "--namespace":
+			ns = args[1]
+		case "--name":
+			name = args[1]
+		}
+		args = args[2:]
+	}
+	if ns == "" || name == "" || len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "usage: knative-check jobsink-secrets --namespace NS --name SINK EVENTS.jsonl...")
+		return 2
+	}
+	enc := json.NewEncoder(os.Stdout)
+	for _, p := range args {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			in := cloudevents.NewEvent()
+			if err := json.Unmarshal([]byte(line), &in); err != nil {
+				fmt.Fprintf(os.Stderr, "%s:%d: %v\n", p, i+1, err)
+				return 2
+			}
+			// the Broker delivers in binary mode; JobSink reads it with binding.ToEvent
+			req := httptest.NewRequest("POST", "/"+ns+"/"+name, nil)
+			if err := cehttp.WriteRequest(context.Background(), binding.ToMessage(&in), req); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 2
+			}
+			msg := cehttp.NewMessageFromHttpRequest(req)
+			ev, err := binding.ToEvent(context.Background(), msg)
+			msg.Finish(nil)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 2
+			}
+			if err := ev.Validate(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 2
+			}
+			b, err := ev.MarshalJSON()
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 2
+			}
+			jn := jobName(name, ev.Source(), ev.ID())
+			immutable := true
+			_ = enc.Encode(corev1.Secret{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+				ObjectMeta: metav1.ObjectMeta{Name: jn, Namespace: ns, Labels: map[string]string{"sinks.knative.dev/job-sink-id": jn, "sinks.knative.dev/job-sink-name": name}},
+				Immutable:  &immutable,
+				Data:       map[string][]byte{"event": b},
+				Type:       corev1.SecretTypeOpaque,
+			})
+		}
+	}
+	return 0
+}
+
 func main() {
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: knative-check validate --eventing-config DIR --serving-config DIR FILE... | route --broker NAME TRIGGERS.yaml EVENTS.jsonl...")
@@ -409,6 +497,8 @@ func main() {
 		os.Exit(validate(os.Args[2:]))
 	case "route":
 		os.Exit(route(os.Args[2:]))
+	case "jobsink-secrets":
+		os.Exit(jobsinkSecrets(os.Args[2:]))
 	}
 	fmt.Fprintf(os.Stderr, "unknown command %q\n", os.Args[1])
 	os.Exit(2)
