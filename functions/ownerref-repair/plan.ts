@@ -8,7 +8,7 @@
 import type { Plan, PlanContext } from '../../shared/core/types.js';
 import { target } from '../../shared/core/types.js';
 import type { KubeObject, OwnerReference } from '../../shared/kube/types.js';
-import { ANN_GENERATED_BY, V1ALPHA1 } from '../../shared/olm/constants.js';
+import { ANN_GENERATED_BY, MEDIC, V1ALPHA1 } from '../../shared/olm/constants.js';
 import { componentLabelKey } from '../../shared/olm/olm.js';
 
 export interface Observed {
@@ -26,6 +26,8 @@ interface SubStatus {
 /** Why `sub` is (or is not) a Subscription this plan must be owned by. */
 export function servesPlan(sub: KubeObject, ip: KubeObject): { ok: true } | { ok: false; why: string } {
   if (sub.metadata.deletionTimestamp) return { ok: false, why: 'being deleted' };
+  // The finding hangs on the Subscription: an opted-out one is left alone (never made an owner).
+  if (sub.metadata.annotations?.[MEDIC.optOut] === 'true') return { ok: false, why: `annotated ${MEDIC.optOut}=true` };
   const st = (sub.status ?? {}) as SubStatus;
   const ref = st.installPlanRef;
   if (!ref || ref.name !== ip.metadata.name) return { ok: false, why: 'installPlanRef points elsewhere' };

@@ -9,7 +9,7 @@ import { KubeError } from '../kube/errors.js';
 import { refString, type Reader, type Ref } from '../kube/types.js';
 import type { Execute } from './executor.js';
 import type { ActionResult, Outcome } from './outcome.js';
-import type { AnyFunction, FunctionOptions } from './types.js';
+import type { AnyFunction, FunctionOptions, PlanContext, PlanPolicy } from './types.js';
 import { RecentSet, Requeuer, KeyedMutex } from './scheduling.js';
 
 export interface EngineDeps {
@@ -17,7 +17,9 @@ export interface EngineDeps {
   options: Record<string, FunctionOptions>;
   reader: Reader;
   execute: Execute;
+  /** The apiserver's clock (see Kube.serverNow): fences and deadlines never expire early on a skewed host. */
   now: () => Date;
+  policy: PlanPolicy;
   log: Logger;
   maxReplans: number;
   sweepConcurrency: number;
@@ -83,10 +85,11 @@ export function createEngine(deps: EngineDeps): Engine {
     const done: ActionResult[] = [];
     for (let attempt = 0; attempt <= deps.maxReplans; attempt++) {
       try {
-        const ctx = { now: deps.now(), options };
+        const ctx: PlanContext = { now: deps.now(), options, policy: deps.policy };
         const observed = await fn.observe(ref, reader, ctx);
         if (observed === undefined) return withDone({ function: fn.name, target, status: 'gone', reason: 'target no longer exists' }, done);
-        const plan = fn.plan(observed, ctx);
+        // The clock as of the reads just made (the server's offset is refreshed by every response).
+        const plan = fn.plan(observed, { ...ctx, now: deps.now() });
         deps.onPlan?.(fn.name, plan.kind);
         const result = await execute(fn.name, plan, target);
         if (result.status === 'replan') {

@@ -14,6 +14,26 @@ export class RecentSet {
   }
 }
 
+/** A map holding at most N entries (least recently set evicted first). */
+export class RecentMap<V> {
+  private readonly m = new Map<string, V>();
+  constructor(private readonly max: number) {}
+  get(k: string): V | undefined {
+    return this.m.get(k);
+  }
+  set(k: string, v: V): void {
+    this.m.delete(k);
+    this.m.set(k, v);
+    if (this.m.size > this.max) this.m.delete(this.m.keys().next().value!);
+  }
+  delete(k: string): void {
+    this.m.delete(k);
+  }
+  get size(): number {
+    return this.m.size;
+  }
+}
+
 /** Runs tasks with the same key one at a time, so one process never races itself on an object. */
 export class KeyedMutex {
   private readonly tails = new Map<string, Promise<unknown>>();

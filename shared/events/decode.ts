@@ -3,7 +3,9 @@
  * Every rejection is a BadRequest naming what is wrong, mapped to a 4xx at the edge.
  */
 import { CloudEvent, HTTP, ValidationError } from 'cloudevents';
+import { isKnownKind } from '../kube/resources.js';
 import type { KubeObject, Ref } from '../kube/types.js';
+import { nameProblem, namespaceProblem } from '../kube/validate.js';
 import type { EventMeta, ResourceTrigger, SweepTrigger, Trigger, Verb } from './types.js';
 
 export const APISERVER_TYPE = /^dev\.knative\.apiserver\.(resource|ref)\.(add|update|delete)$/;
@@ -96,6 +98,7 @@ function decodeApiServer(event: CloudEvent<unknown>, meta: EventMeta, mode: Reso
     if (missing.length) throw new BadRequest(400, `${event.type} data is not a Kubernetes object: missing ${missing.join(', ')}`);
     const object = obj as KubeObject;
     const ref = withNamespace({ apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name }, object.metadata.namespace);
+    checkRef(event.type, ref, 'data.metadata.');
     checkExtensions(event, ref);
     return { kind: 'resource', verb, mode, ref, object, meta };
   }
@@ -106,8 +109,27 @@ function decodeApiServer(event: CloudEvent<unknown>, meta: EventMeta, mode: Reso
     { apiVersion: r.apiVersion as string, kind: r.kind as string, name: r.name as string },
     typeof r.namespace === 'string' ? r.namespace : undefined,
   );
+  if (r.namespace !== undefined && typeof r.namespace !== 'string') throw new BadRequest(400, `${event.type} data.namespace must be a string`);
+  checkRef(event.type, ref, 'data.');
   checkExtensions(event, ref);
   return { kind: 'resource', verb, mode, ref, meta };
+}
+
+const API_VERSION = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?v[0-9]+((alpha|beta)[0-9]+)?$/;
+const KIND = /^[A-Z][A-Za-z0-9]{0,62}$/;
+
+/**
+ * An event is only a hint, but its values choose URLs and selectors: each must be a value the
+ * apiserver itself could have produced, or the event is rejected (400 naming the field) before
+ * any request. Names of kinds olm-medic handles must be DNS-1123 subdomains.
+ */
+function checkRef(type: string, ref: Ref, at: string): void {
+  if (!API_VERSION.test(ref.apiVersion)) throw new BadRequest(400, `${type} ${at}apiVersion ${JSON.stringify(ref.apiVersion.slice(0, 100))} is not a valid API version`);
+  if (!KIND.test(ref.kind)) throw new BadRequest(400, `${type} ${at}kind ${JSON.stringify(ref.kind.slice(0, 100))} is not a valid kind`);
+  const nsProblem = namespaceProblem(ref.namespace);
+  if (nsProblem) throw new BadRequest(400, `${type} ${at}namespace ${JSON.stringify(ref.namespace!.slice(0, 100))} ${nsProblem}`);
+  const nProblem = nameProblem(ref.name, isKnownKind(ref.apiVersion, ref.kind));
+  if (nProblem) throw new BadRequest(400, `${type} ${at}name ${JSON.stringify(ref.name.slice(0, 300))} ${nProblem}`);
 }
 
 function decodeSweep(event: CloudEvent<unknown>, meta: EventMeta): SweepTrigger {
@@ -124,6 +146,8 @@ function decodeSweep(event: CloudEvent<unknown>, meta: EventMeta): SweepTrigger 
   if (s.namespace !== undefined && typeof s.namespace !== 'string') {
     throw new BadRequest(400, `${event.type} data.namespace must be a string`);
   }
+  const nsProblem = namespaceProblem(s.namespace);
+  if (nsProblem) throw new BadRequest(400, `${event.type} data.namespace ${JSON.stringify(String(s.namespace).slice(0, 100))} ${nsProblem}`);
   return {
     kind: 'sweep',
     meta,

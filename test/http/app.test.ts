@@ -406,7 +406,7 @@ describe('other routes', () => {
     expect(added).toBeLessThanOrEqual(6);
     const text = await (await fetch(`${base}/metrics`)).text();
     expect(text).not.toMatch(/Kind\d|com\.example|bad\.\d/);
-  });
+  }, 60_000);
 });
 
 describe('property: random input never gets a 5xx', () => {

@@ -268,7 +268,11 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 export async function createDecoys(admin: Kube, id: string): Promise<Decoys> {
   const ns = `decoy-${id}`;
   const create = async (o: object): Promise<KubeObject> => admin.create(o as KubeObject, { dryRun: false });
-  const status = async (o: KubeObject, st: object): Promise<KubeObject> => admin.mergePatch(refOf(o), { status: st }, { dryRun: false, subresource: 'status' });
+  const status = async (o: KubeObject, st: object): Promise<KubeObject> => {
+    const r = await admin.mergePatch(refOf(o), { status: st }, { dryRun: false, subresource: 'status' });
+    if (r === 'gone') throw new Error('decoy vanished');
+    return r;
+  };
   await create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
 
   // A running, OLM-invisible unpack Job within its deadline.

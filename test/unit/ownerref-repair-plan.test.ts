@@ -5,12 +5,12 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { plan, type Observed } from '../../functions/ownerref-repair/plan.js';
-import type { Plan, PlanContext } from '../../shared/core/types.js';
+import { NO_POLICY, type Plan, type PlanContext } from '../../shared/core/types.js';
 import type { KubeObject, OwnerReference } from '../../shared/kube/types.js';
 import * as olm from '../fixtures/olm-objects.js';
 
 const NOW = new Date('2025-06-01T12:00:00Z');
-const ctx: PlanContext = { now: NOW, options: {} };
+const ctx: PlanContext = { now: NOW, options: {}, policy: NO_POLICY };
 const NS = 'operators';
 const IP_NAME = 'install-7gq2x';
 const IP_UID = 'ip-2';
