@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { Agent, fetch } from 'undici';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { KubeObject } from '../../shared/kube/types.js';
+import { isUnpackJobName } from '../../shared/olm/olm.js';
+import { allFunctions } from '../../functions/index.js';
 import { findBinaries as find, type Binaries } from './binaries.js';
 
 let found: Binaries | undefined;
@@ -176,4 +178,17 @@ export function jsonlFile(name: string, events: unknown[]): string {
 export function jobsinkSecrets(eventsFile: string, namespace: string, sink: string): KubeObject[] {
   const out = execFileSync(findBinaries().knativeCheck, ['jobsink-secrets', '--namespace', namespace, '--name', sink, eventsFile], { encoding: 'utf8', maxBuffer: 256 << 20 });
   return out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as KubeObject);
+}
+
+/** The kinds the functions declare (`apiVersion/Kind`). */
+export const wantedKinds = new Set(allFunctions.flatMap((f) => f.kinds));
+
+/**
+ * Events the functions want, so exactly one Trigger must deliver them: Resource-mode events of a
+ * declared kind (Jobs: only names an unpack Job can have, job-conflict's first test), and the sweep.
+ */
+export function wanted(e: { type: string; kind?: string; apiversion?: string; name?: string }): boolean {
+  if (e.type === 'dev.knative.sources.ping') return true;
+  if (!e.type.startsWith('dev.knative.apiserver.resource.') || !wantedKinds.has(`${e.apiversion}/${e.kind}`)) return false;
+  return e.kind !== 'Job' || isUnpackJobName(e.name ?? '');
 }

@@ -8,8 +8,7 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import type { KubeObject } from '../../shared/kube/types.js';
-import { allFunctions } from '../../functions/index.js';
-import { api, installKnativeCrds, jsonlFile, knativeRoute, knativeValidate, notKept, render } from '../control-plane/knative.js';
+import { api, installKnativeCrds, jsonlFile, knativeRoute, knativeValidate, notKept, render, wanted, wantedKinds } from '../control-plane/knative.js';
 import { streamFiles } from '../support/streams.js';
 
 const cp = inject('controlPlane');
@@ -84,12 +83,10 @@ describe('the checks can fail', () => {
 
 // ---- routing: Knative's own Trigger filters on every recorded event ----
 
-const wantedKinds = new Set(allFunctions.flatMap((f) => f.kinds));
-const RESOURCE = 'dev.knative.apiserver.resource.';
 const PING = 'dev.knative.sources.ping';
-/** What the functions want: Resource-mode events of a declared kind, and the sweep. */
-const wanted = (e: { type: string; kind?: string; apiversion?: string }): boolean =>
-  e.type === PING || (e.type.startsWith(RESOURCE) && wantedKinds.has(`${e.apiversion}/${e.kind}`));
+const RESOURCE = 'dev.knative.apiserver.resource.';
+const UNPACK = 'db9d6464a8388291b487cfe4b9e6eeb097ae7568ac05ab044e8255d5f708093';
+const RETRY = `${UNPACK.slice(0, 58)}x7k2p`;
 
 function event(type: string, apiversion: string, kind: string, name = 'x', namespace = 'ns'): Record<string, unknown> {
   return { specversion: '1.0', id: `${kind}-${type}-${apiversion}`, source: 'https://127.0.0.1:6443', type, subject: `/apis/${apiversion}/namespaces/${namespace}/x/${name}`, datacontenttype: 'application/json', kind, name, namespace, apiversion, data: { apiVersion: apiversion, kind, metadata: { name, namespace } } };
@@ -100,7 +97,9 @@ const unwanted = [
   event(`${RESOURCE}add`, 'v1', 'ConfigMap'),
   event(`${RESOURCE}update`, 'apps/v1', 'Deployment'),
   event(`${RESOURCE}update`, 'messaging.knative.dev/v1', 'Subscription'), // Knative's own Subscription kind
-  event(`${RESOURCE}add`, 'batch/v1beta1', 'Job'),
+  event(`${RESOURCE}add`, 'batch/v1beta1', 'Job', UNPACK),
+  event(`${RESOURCE}update`, 'batch/v1', 'Job', 'nightly-backup-29384756'), // a CronJob's Job
+  event(`${RESOURCE}update`, 'batch/v1', 'Job', 'x'.repeat(62)),
   event(`${RESOURCE}delete`, 'operators.coreos.com/v1alpha1', 'CatalogSource'),
   event(`${RESOURCE}update`, 'operators.coreos.com/v1', 'OperatorGroup'),
   event('dev.knative.apiserver.ref.add', 'v1', 'Pod'), // Reference mode: the functions need the object
@@ -112,7 +111,7 @@ const unwanted = [
 const declared = [
   ...[...wantedKinds].flatMap((k) => {
     const i = k.lastIndexOf('/');
-    return ['add', 'update', 'delete'].map((v) => event(`${RESOURCE}${v}`, k.slice(0, i), k.slice(i + 1)));
+    return ['add', 'update', 'delete'].flatMap((v) => (k === 'batch/v1/Job' ? [UNPACK, RETRY] : ['x']).map((n) => event(`${RESOURCE}${v}`, k.slice(0, i), k.slice(i + 1), n)));
   }),
   { specversion: '1.0', id: 'ping', source: '/apis/v1/namespaces/olm-medic/pingsources/olm-medic-sweep', type: PING, datacontenttype: 'application/json', data: {} },
 ];
