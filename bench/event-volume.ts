@@ -128,12 +128,18 @@ async function run(ctx: BenchContext): Promise<BenchResult> {
 
     const metrics: Record<string, number | string> = { nodes, namespaces, copiedCsvs: copies.length, jobs, unpackJobs, jobEvents: jobs * (1 + jobUpdates), churnSeconds: Math.round(churnSeconds) };
     const triggers = objects.filter((o) => o.kind === 'Trigger');
+    // before: the Triggers as they were too (the Job Trigger without the unpack-name CESQL filter)
+    const triggersBefore = structuredClone(triggers).map((t) => {
+      const spec = t.spec as { filters: Record<string, unknown>[] };
+      spec.filters = spec.filters.filter((f) => !('cesql' in f));
+      return t;
+    });
     const delivered: Record<string, number> = {};
     for (const [name, s] of Object.entries(sinks)) {
       const window = s.events.slice(start[name], s.events.length).filter((e) => !String(e.name ?? '').startsWith('end-') && !String(e.name ?? '').startsWith('bench-mark-end-'));
       const byKind: Record<string, number> = {};
       for (const e of window) byKind[e.kind ?? e.type!] = (byKind[e.kind ?? e.type!] ?? 0) + 1;
-      const routed = knativeRoute(triggers, 'olm-medic', [jsonlFile(`${name}.jsonl`, window.map((e) => ({ ...e, specversion: e.specversion ?? '1.0' })))]);
+      const routed = knativeRoute(name === 'before' ? triggersBefore : triggers, 'olm-medic', [jsonlFile(`${name}.jsonl`, window.map((e) => ({ ...e, specversion: e.specversion ?? '1.0' })))]);
       delivered[name] = routed.reduce((n, r) => n + r.delivered.length, 0);
       const deliveredByKind: Record<string, number> = {};
       for (const r of routed) if (r.delivered.length) deliveredByKind[r.kind ?? r.type] = (deliveredByKind[r.kind ?? r.type] ?? 0) + r.delivered.length;
@@ -144,7 +150,7 @@ async function run(ctx: BenchContext): Promise<BenchResult> {
     }
     const ratio = (a: string, b: string): number => Math.round((delivered[a]! / Math.max(1, delivered[b]!)) * 100) / 100;
     const targets: Target[] = [
-      { name: 'delivered before / after (copied CSVs excluded)', value: ratio('before', 'after'), target: '>= 10', pass: ratio('before', 'after') >= 10 },
+      { name: 'delivered before / after (copied CSVs excluded at the source, Job Trigger by unpack name)', value: ratio('before', 'after'), target: '>= 10', pass: ratio('before', 'after') >= 10 },
       { name: 'delivered before / no-node (what-if)', value: ratio('before', 'no-node'), target: '(reported)', pass: true },
       { name: 'delivered before / no-node-no-job (what-if: Jobs by sweep only)', value: ratio('before', 'no-node-no-job'), target: '(reported)', pass: true },
     ];
@@ -155,7 +161,7 @@ async function run(ctx: BenchContext): Promise<BenchResult> {
       notes: [
         'Node and CSV "status" updates are metadata patches here: the adapter sends the same update event either way.',
         'Jobs are watched cluster-wide on purpose (unpack Jobs may carry no labels), so emitted Job events are the same in every variant; the Job Trigger delivers only unpack-Job names (CESQL LENGTH(name) = 63).',
-        '"before" is counted against the shipped Triggers too, so the ratio is the source change alone plus the Job Trigger; before this change every Job event was delivered (34,040 -> see before.emitted).',
+        '"before" is routed with the Triggers as they were (no unpack-name filter on the Job Trigger); the other variants with the shipped Triggers.',
       ],
     };
   } finally {
