@@ -5,7 +5,7 @@
  *   writes    delete pod with gracePeriodSeconds 0 and uid+rv preconditions
  */
 import type { ResourceTrigger } from '../../shared/events/types.js';
-import type { PlanContext, RemediationFunction, SweepScope } from '../../shared/core/types.js';
+import type { ObserveContext, RemediationFunction, SweepScope } from '../../shared/core/types.js';
 import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
 import { collect } from '../../shared/kube/collect.js';
 import { isDnsSubdomain } from '../../shared/kube/validate.js';
@@ -48,7 +48,7 @@ async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
 const missingSince = new RecentMap<number>(10_000);
 
 /** Keyed by node: one node loss affects all its catalog pods at once. */
-async function observe(ref: Ref, read: Reader, ctx: PlanContext): Promise<Observed | undefined> {
+async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Observed | undefined> {
   let nodeName = ref.name;
   if (ref.kind === 'Pod') {
     const pod = await read.get(ref);
@@ -65,7 +65,9 @@ async function observe(ref: Ref, read: Reader, ctx: PlanContext): Promise<Observ
   const facts: PodFacts[] = [];
   for (const pod of pods) {
     const name = pod.metadata.labels?.[LABEL_CATALOG_SOURCE];
-    if (!name) continue;
+    // A label value is not a name: a pod whose label cannot name a CatalogSource is not a catalog
+    // pod (nor a reason to fail the node for the others).
+    if (!name || !isDnsSubdomain(name)) continue;
     const key = `${pod.metadata.namespace}/${name}`;
     if (!catalogs.has(key)) catalogs.set(key, await read.get({ apiVersion: V1ALPHA1, kind: 'CatalogSource', namespace: pod.metadata.namespace!, name }));
     const catalogSource = catalogs.get(key);
@@ -73,7 +75,8 @@ async function observe(ref: Ref, read: Reader, ctx: PlanContext): Promise<Observ
   }
   let since: number | undefined;
   if (!node && facts.length) {
-    since = missingSince.get(nodeName) ?? ctx.now.getTime() / 1000;
+    // The server's clock as of the reads above (not ctx.now, taken before the process's first answer).
+    since = missingSince.get(nodeName) ?? ctx.clock().getTime() / 1000;
     missingSince.set(nodeName, since);
   }
   return { nodeName, ...(node ? { node } : {}), ...(since !== undefined ? { nodeMissingSince: since } : {}), pods: facts };

@@ -69,7 +69,11 @@ function fence(pod: KubeObject, node: KubeObject): { since?: number; seconds?: n
   // Kubernetes' rule: a toleration with an empty key and operator Exists tolerates every taint.
   const tol = tolerations.find((t) => (t.key === key || (!t.key && t.operator === 'Exists')) && (t.effect === 'NoExecute' || !t.effect));
   const secs = tol ? tol.tolerationSeconds : DEFAULT_TOLERATION;
-  return { since: seconds(ready?.lastTransitionTime), ...(secs !== undefined ? { seconds: Math.max(0, secs) } : {}), key };
+  // Kubernetes counts a NoExecute toleration from when the control plane added the taint (its own
+  // clock); the Ready transition may be written by the kubelet with the node's clock. The later wins.
+  const taint = ((node.spec as { taints?: { key?: string; effect?: string; timeAdded?: string }[] } | undefined)?.taints ?? []).find((t) => t.key === key && t.effect === 'NoExecute');
+  const times = [seconds(ready?.lastTransitionTime), seconds(taint?.timeAdded)].filter((x): x is number => x !== undefined);
+  return { ...(times.length ? { since: Math.max(...times) } : {}), ...(secs !== undefined ? { seconds: Math.max(0, secs) } : {}), key };
 }
 
 type PodDecision = { act: Action } | { wait: number; why: string } | { defer: string; wait: number } | { skip: string };

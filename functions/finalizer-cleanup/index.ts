@@ -7,7 +7,7 @@
  *             removes the component label from kept objects
  */
 import type { ResourceTrigger } from '../../shared/events/types.js';
-import type { PlanContext, RemediationFunction, SweepScope } from '../../shared/core/types.js';
+import type { ObserveContext, RemediationFunction, SweepScope } from '../../shared/core/types.js';
 import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
 import { collect } from '../../shared/kube/collect.js';
 import { isKnownKind } from '../../shared/kube/resources.js';
@@ -29,16 +29,17 @@ const OWNED_KINDS: [string, string][] = [
 
 /** Whether a CSV event may need us: our finalizer to add (none yet) or to release, or a cleanup to run. */
 function needsUs(csv: KubeObject): boolean {
-  if (isCopiedCsv(csv)) return false;
   const f = csv.metadata.finalizers ?? [];
+  // Ours is always released, even from a CSV that looks copied (a label anyone can add).
   if (f.includes(MEDIC.finalizer)) return true;
+  if (isCopiedCsv(csv)) return false;
   return !csv.metadata.deletionTimestamp && !f.includes(FINALIZER_OLM_CSV_CLEANUP);
 }
 
 function targets(t: ResourceTrigger): Ref[] {
   const { apiVersion, kind } = t.ref;
   if (kind === 'ClusterServiceVersion' && apiVersion === V1ALPHA1) {
-    if (t.verb === 'delete') return t.object && isCopiedCsv(t.object) ? [] : [t.ref];
+    if (t.verb === 'delete') return t.object && isCopiedCsv(t.object) && !(t.object.metadata.finalizers ?? []).includes(MEDIC.finalizer) ? [] : [t.ref];
     return !t.object || needsUs(t.object) ? [t.ref] : [];
   }
   if (kind === 'Operator' && apiVersion === V1 && t.verb !== 'delete') return [t.ref];
@@ -83,7 +84,7 @@ async function ownedBy(ref: Ref, read: Reader): Promise<KubeObject[]> {
 
 async function observeCsv(ref: Ref, read: Reader): Promise<CsvObserved> {
   const csv = await read.get(ref);
-  if (csv && isCopiedCsv(csv)) return { kind: 'csv', csvRef: ref, csv, owned: [] };
+  if (csv && isCopiedCsv(csv)) return { kind: 'csv', csvRef: ref, csv, owned: [] }; // released without cleanup if ours
   if (csv && !csv.metadata.deletionTimestamp) {
     const f = csv.metadata.finalizers ?? [];
     const mayAdd = !f.includes(MEDIC.finalizer) && !f.includes(FINALIZER_OLM_CSV_CLEANUP) && (csv.status as { phase?: string } | undefined)?.phase;
@@ -105,7 +106,7 @@ function componentsOf(op: KubeObject): Components {
   return ((op.status as { components?: Components } | undefined)?.components ?? {}) as Components;
 }
 
-async function observeOperator(ref: Ref, read: Reader, ctx: PlanContext): Promise<OperatorObserved | undefined> {
+async function observeOperator(ref: Ref, read: Reader, ctx: ObserveContext): Promise<OperatorObserved | undefined> {
   const operator = await read.get(ref);
   if (!operator) return undefined;
   const comps = componentsOf(operator);
@@ -116,8 +117,9 @@ async function observeOperator(ref: Ref, read: Reader, ctx: PlanContext): Promis
   const refs = (comps.refs ?? []).filter((r) => typeof r.apiVersion === 'string' && typeof r.kind === 'string' && typeof r.name === 'string');
   // Every Subscription whose component label key is this one still uses the Operator, in whatever
   // namespace (keys of two installs can collide), and whatever the Operator is named.
-  const claimants = (await collect(read.list(V1ALPHA1, 'Subscription'))).filter(
-    (s) => !s.metadata.deletionTimestamp && (componentLabelKey((s.spec as { name?: string } | undefined)?.name ?? '', s.metadata.namespace!) === labelKey || s.metadata.labels?.[labelKey] !== undefined),
+  const allSubs = (await collect(read.list(V1ALPHA1, 'Subscription'))).filter((s) => !s.metadata.deletionTimestamp);
+  const claimants = allSubs.filter(
+    (s) => componentLabelKey((s.spec as { name?: string } | undefined)?.name ?? '', s.metadata.namespace!) === labelKey || s.metadata.labels?.[labelKey] !== undefined,
   );
   const csvs: KubeObject[] = [];
   for (const r of refs.filter((x) => x.kind === 'ClusterServiceVersion' && x.apiVersion === V1ALPHA1 && isDnsLabel(x.namespace) && isDnsSubdomain(x.name))) {
@@ -137,13 +139,42 @@ async function observeOperator(ref: Ref, read: Reader, ctx: PlanContext): Promis
     else if (cref.namespace !== undefined && !isDnsLabel(cref.namespace)) components.push({ ref: cref, unreadable: 'not a valid namespace' });
     else {
       const live = await read.get(cref);
-      if (live) components.push({ ref: cref, live });
+      if (!live) continue;
+      // A cluster-scoped object labelled as owned by a CSV: that CSV must be gone for it to be a leftover.
+      const l = live.metadata.labels ?? {};
+      const ownerLive = !cref.namespace && l[LABEL_OWNER_KIND] === 'ClusterServiceVersion' && isDnsSubdomain(l[LABEL_OWNER]) && isDnsLabel(l[LABEL_OWNER_NAMESPACE])
+        ? !!(await read.get({ ...CSV, namespace: l[LABEL_OWNER_NAMESPACE], name: l[LABEL_OWNER] }))
+        : undefined;
+      const usedBy = await usersOf(live, allSubs, csvs, read);
+      components.push({ ref: cref, live, ...(ownerLive !== undefined ? { ownerCsvLive: ownerLive } : {}), ...(usedBy.length ? { usedBy } : {}) });
     }
   }
   return { ...observed, components };
 }
 
-async function observe(ref: Ref, read: Reader, ctx: PlanContext): Promise<Observed | undefined> {
+/**
+ * Live objects outside the uninstall that still use a component: a Subscription that owns it or
+ * whose status.installPlanRef is it (a shared InstallPlan), or a live CSV of another operator that
+ * owns it (a ServiceAccount OLM merged owners on). Such a component only loses the label.
+ */
+async function usersOf(obj: KubeObject, subs: KubeObject[], uninstalledCsvs: KubeObject[], read: Reader): Promise<string[]> {
+  const uid = obj.metadata.uid;
+  const users: string[] = [];
+  for (const s of subs) {
+    if (s.metadata.namespace !== obj.metadata.namespace) continue;
+    const ipRef = (s.status as { installPlanRef?: { uid?: string } } | undefined)?.installPlanRef;
+    if ((obj.kind === 'InstallPlan' && ipRef?.uid === uid) || obj.metadata.ownerReferences?.some((o) => o.uid === s.metadata.uid)) users.push(`Subscription ${s.metadata.namespace}/${s.metadata.name}`);
+  }
+  const ours = new Set(uninstalledCsvs.map((c) => c.metadata.uid));
+  for (const o of obj.metadata.ownerReferences ?? []) {
+    if (o.kind !== 'ClusterServiceVersion' || ours.has(o.uid) || !obj.metadata.namespace || !isDnsSubdomain(o.name)) continue;
+    const owner = await read.get({ ...CSV, namespace: obj.metadata.namespace, name: o.name });
+    if (owner?.metadata.uid === o.uid && !owner.metadata.deletionTimestamp) users.push(`CSV ${obj.metadata.namespace}/${o.name}`);
+  }
+  return users;
+}
+
+async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Observed | undefined> {
   return ref.kind === 'Operator' ? observeOperator(ref, read, ctx) : observeCsv(ref, read);
 }
 

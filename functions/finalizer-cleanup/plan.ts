@@ -18,7 +18,7 @@ import type { Action, Plan, PlanContext } from '../../shared/core/types.js';
 import { target } from '../../shared/core/types.js';
 import type { KubeObject, Ref } from '../../shared/kube/types.js';
 import { COMPONENT_LABEL_PREFIX, FINALIZER_OLM_CSV_CLEANUP, LABEL_OWNER_NAMESPACE, MEDIC } from '../../shared/olm/constants.js';
-import { isCopiedCsv, seconds } from '../../shared/olm/olm.js';
+import { isCopiedCsv, namespaceFitsKey, seconds } from '../../shared/olm/olm.js';
 
 export interface CsvObserved {
   kind: 'csv';
@@ -38,6 +38,10 @@ export interface Component {
   live?: KubeObject;
   /** Why it could not be read (unknown kind, Secret: never read). */
   unreadable?: string;
+  /** Cluster-scoped objects labelled olm.owner*: whether that CSV exists (then it is not a leftover). */
+  ownerCsvLive?: boolean;
+  /** Live objects outside the uninstall that use it (owner Subscription/CSV, a Subscription's installPlanRef). */
+  usedBy?: string[];
 }
 
 export interface OperatorObserved {
@@ -128,8 +132,12 @@ export function planCsv(o: CsvObserved, ctx: PlanContext): Plan {
     if (live.length) return { kind: 'requeue', afterSeconds: grace, reason: 'leftovers younger than the orphan grace period' };
     return { kind: 'noop', reason: `CSV ${label} is gone and left nothing behind` };
   }
-  if (isCopiedCsv(csv)) return { kind: 'noop', reason: 'copied CSV; only originals are cleaned up' };
   const finalizers = csv.metadata.finalizers ?? [];
+  if (isCopiedCsv(csv)) {
+    // Ours on something that looks copied (anyone can add the label): released, never a cleanup.
+    if (finalizers.includes(MEDIC.finalizer)) return act([release(csv, 'CsvFinalizerReleased', 'it looks like a copied CSV (olm.copiedFrom / operatorNamespace elsewhere / status Copied): only originals are cleaned up')], 'released our finalizer');
+    return { kind: 'noop', reason: 'copied CSV; only originals are cleaned up' };
+  }
   const ours = finalizers.includes(MEDIC.finalizer);
   const olms = finalizers.includes(FINALIZER_OLM_CSV_CLEANUP);
   const protectedNs = ctx.policy.protectedNamespaces.has(csv.metadata.namespace ?? '');
@@ -221,18 +229,23 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   }
   // Only the namespaces no Subscription claims any more are uninstalled. Keys that truncate to the
   // same 63 characters share one Operator object (§2.2): another install's parts stay untouched.
+  // And only namespaces the key can name (`<pkg>.<ns>`, maybe truncated): an object elsewhere that
+  // carries the label is not this operator's to touch.
   const subscribed = new Set(o.claimants.map((s) => s.metadata.namespace!));
+  const uninstalled = (ns: string | undefined): boolean => ns !== undefined && namespaceFitsKey(key, ns) && !subscribed.has(ns);
   const mine = (c: Component): boolean => {
-    if (c.ref.namespace) return !subscribed.has(c.ref.namespace);
-    if (subscribed.size === 0) return true;
+    if (c.ref.namespace) return uninstalled(c.ref.namespace);
     const ownerNs = c.live?.metadata.labels?.[LABEL_OWNER_NAMESPACE];
-    return ownerNs !== undefined && !subscribed.has(ownerNs);
+    // cluster-scoped: attributed by its olm.owner.namespace label; without one, only the kinds kept anyway
+    if (ownerNs === undefined) return subscribed.size === 0 && !DELETABLE.has(c.ref.kind);
+    return uninstalled(ownerNs) && c.ownerCsvLive !== true;
   };
   const inScope = o.components.filter(mine);
   const labelled = inScope.filter((c) => c.live && c.live.metadata.labels?.[key] !== undefined);
   const reported = inScope.filter((c) => c.unreadable);
-  const shared = (x: KubeObject): boolean => Object.keys(x.metadata.labels ?? {}).some((k) => k.startsWith(COMPONENT_LABEL_PREFIX) && k !== key);
-  const toDelete = labelled.filter((c) => DELETABLE.has(c.ref.kind) && !shared(c.live!));
+  const otherLabel = (x: KubeObject): boolean => Object.keys(x.metadata.labels ?? {}).some((k) => k.startsWith(COMPONENT_LABEL_PREFIX) && k !== key);
+  const sharedC = (c: Component): boolean => otherLabel(c.live!) || (c.usedBy?.length ?? 0) > 0;
+  const toDelete = labelled.filter((c) => DELETABLE.has(c.ref.kind) && !sharedC(c));
   const toUnlabel = labelled.filter((c) => !toDelete.includes(c) && PATCHABLE.has(c.ref.kind));
   const stuck = labelled.filter((c) => !toDelete.includes(c) && !toUnlabel.includes(c));
   const regarding = target(op);
@@ -262,13 +275,14 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
         regarding,
         optional: true,
         reason: 'ComponentLabelRemoved',
-        note: shared(c.live!)
-          ? `Kept ${where(c)}: another operator's component label is on it too; removed only ${key}.`
+        note: sharedC(c)
+          ? `Kept ${where(c)}: ${c.usedBy?.length ? `still used by ${c.usedBy.join(', ')}` : "another operator's component label is on it too"}; removed only ${key}.`
           : `Kept ${where(c)} (olm-medic never deletes ${c.ref.kind}s) and removed label ${key} so OLM does not recreate Operator ${op.metadata.name}.`,
       })),
     };
   }
-  const keptHere = [...stuck.map(where), ...reported.map((c) => `${where(c)} (${c.unreadable})`)];
+  const foreign = o.components.filter((c) => !mine(c) && c.live?.metadata.labels?.[key] !== undefined && !(c.ref.namespace && subscribed.has(c.ref.namespace)));
+  const keptHere = [...stuck.map(where), ...reported.map((c) => `${where(c)} (${c.unreadable})`), ...foreign.map((c) => `${where(c)} (not attributable to this install)`)];
   if (subscribed.size) {
     const claim = o.claimants.map((s) => `${s.metadata.namespace}/${s.metadata.name}`).join(', ');
     return {

@@ -7,7 +7,7 @@
  *   writes    delete Job / empty ConfigMap (uid+rv preconditions), annotate stuck Subscriptions
  */
 import type { ResourceTrigger } from '../../shared/events/types.js';
-import type { PlanContext, RemediationFunction, SweepScope } from '../../shared/core/types.js';
+import type { ObserveContext, RemediationFunction, SweepScope } from '../../shared/core/types.js';
 import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
 import { ANN_UNPACK_RETRY, LABEL_MANAGED, LABEL_UNPACK_REF, V1, V1ALPHA1 } from '../../shared/olm/constants.js';
 import { goDurationSeconds, isUnpackJobName, unpackHash } from '../../shared/olm/olm.js';
@@ -40,7 +40,7 @@ async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
   }
 }
 
-async function observe(ref: Ref, read: Reader, ctx: PlanContext): Promise<Observed | undefined> {
+async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Observed | undefined> {
   let namespace: string;
   let jobs: KubeObject[];
   let subscription: KubeObject | undefined;
@@ -74,7 +74,7 @@ async function observe(ref: Ref, read: Reader, ctx: PlanContext): Promise<Observ
 
   const catalogSourceObjects = await collect(read.list(V1ALPHA1, 'CatalogSource', { namespace }));
   const catalogSources = catalogSourceObjects.map((c) => c.metadata.name);
-  const olmLabelsObjects = await labelsItsJobs(read, namespace, jobs);
+  const olmLabelsObjects = await labelsItsJobs(read, namespace, jobs, catalogSourceObjects);
   const subscribers = (await collect(read.list(V1ALPHA1, 'Subscription'))).filter(
     (s) => (s.spec as { sourceNamespace?: string } | undefined)?.sourceNamespace === namespace,
   );
@@ -110,13 +110,24 @@ async function observe(ref: Ref, read: Reader, ctx: PlanContext): Promise<Observ
  * unpack Job in the namespace carries OLM's labels. The ConfigMap's olm.managed label proves nothing:
  * OLM v0.19-v0.25 label the ConfigMap and not the Job (and find the Job by name).
  */
-async function labelsItsJobs(read: Reader, namespace: string, known: KubeObject[]): Promise<boolean> {
-  const labelled = (j: KubeObject): boolean => isUnpackJobName(j.metadata.name) && (j.metadata.labels?.[LABEL_MANAGED] === 'true' || j.metadata.labels?.[LABEL_UNPACK_REF] !== undefined);
-  if (known.some(labelled)) return true;
-  const pods = await collect(read.list('v1', 'Pod', { namespace, labelSelector: `olm.catalogSource,${LABEL_MANAGED}=true`, pageSize: 1 }), 1);
-  if (pods.some((p) => hasLabels(p, { [LABEL_MANAGED]: 'true' }) && p.metadata.labels?.['olm.catalogSource'] !== undefined)) return true;
-  const jobs = await collect(read.list(JOB.apiVersion, JOB.kind, { namespace, labelSelector: LABEL_UNPACK_REF }));
-  return jobs.some(labelled);
+async function labelsItsJobs(read: Reader, namespace: string, known: KubeObject[], catalogs: KubeObject[]): Promise<boolean> {
+  // Evidence must itself be OLM's, or any user could fake it (a bare labelled pod, a look-alike Job).
+  const catalogUids = new Set(catalogs.map((c) => c.metadata.uid));
+  const olmPod = (p: KubeObject): boolean => {
+    const ctrl = p.metadata.ownerReferences?.find((o) => o.controller === true);
+    return hasLabels(p, { [LABEL_MANAGED]: 'true' }) && ctrl?.kind === 'CatalogSource' && ctrl.apiVersion === V1ALPHA1 && catalogUids.has(ctrl.uid) && p.metadata.labels?.['olm.catalogSource'] === ctrl.name;
+  };
+  const labelled = (j: KubeObject): boolean => j.metadata.labels?.[LABEL_MANAGED] === 'true' || j.metadata.labels?.[LABEL_UNPACK_REF] !== undefined;
+  const olmJob = async (j: KubeObject): Promise<boolean> => {
+    if (!labelled(j) || identityProblem(j)) return false;
+    const owner = configMapOwner(j)!;
+    const cm = await read.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: owner.name });
+    return cm?.metadata.uid === owner.uid && (cm.metadata.ownerReferences ?? []).some((r) => r.kind === 'CatalogSource' && r.apiVersion === V1ALPHA1 && catalogUids.has(r.uid));
+  };
+  for (const j of known) if (await olmJob(j)) return true;
+  for await (const p of read.list('v1', 'Pod', { namespace, labelSelector: `olm.catalogSource,${LABEL_MANAGED}=true` })) if (olmPod(p)) return true;
+  for await (const j of read.list(JOB.apiVersion, JOB.kind, { namespace, labelSelector: LABEL_UNPACK_REF })) if (await olmJob(j)) return true;
+  return false;
 }
 
 interface BundleLookup {

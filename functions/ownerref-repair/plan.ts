@@ -10,6 +10,7 @@ import { target } from '../../shared/core/types.js';
 import type { KubeObject, OwnerReference } from '../../shared/kube/types.js';
 import { ANN_GENERATED_BY, MEDIC, V1ALPHA1 } from '../../shared/olm/constants.js';
 import { componentLabelKey } from '../../shared/olm/olm.js';
+import { isLabelKey } from '../../shared/kube/validate.js';
 
 export interface Observed {
   installPlan: KubeObject;
@@ -57,7 +58,8 @@ export function plan(o: Observed, _ctx: PlanContext): Plan {
     ...new Set(
       serving
         .map((s) => componentLabelKey((s.spec as { name?: string } | undefined)?.name ?? '', s.metadata.namespace!))
-        .filter((k) => !(k in labels) && !k.endsWith('/.')),
+        // spec.name is user-editable: a key the apiserver would reject must not sink the owner repair.
+        .filter((k) => !(k in labels) && !k.endsWith('/.') && isLabelKey(k)),
     ),
   ];
   if (missingOwners.length === 0 && missingLabels.length === 0) {

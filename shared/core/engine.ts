@@ -3,6 +3,7 @@
  * level-based: observe the current state, plan, execute; on a precondition conflict re-observe
  * and re-plan (bounded). Sweeps walk every function's sweep() with bounded concurrency.
  */
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ResourceTrigger, SweepTrigger, Trigger } from '../events/types.js';
 import { KubeError } from '../kube/errors.js';
@@ -86,7 +87,7 @@ export function createEngine(deps: EngineDeps): Engine {
     for (let attempt = 0; attempt <= deps.maxReplans; attempt++) {
       try {
         const ctx: PlanContext = { now: deps.now(), options, policy: deps.policy };
-        const observed = await fn.observe(ref, reader, ctx);
+        const observed = await fn.observe(ref, reader, { ...ctx, clock: deps.now });
         if (observed === undefined) return withDone({ function: fn.name, target, status: 'gone', reason: 'target no longer exists' }, done);
         // The clock as of the reads just made (the server's offset is refreshed by every response).
         const plan = fn.plan(observed, { ...ctx, now: deps.now() });
@@ -140,7 +141,8 @@ export function createEngine(deps: EngineDeps): Engine {
   async function handleResource(t: ResourceTrigger): Promise<Outcome[]> {
     if (!kinds.has(`${t.ref.apiVersion}/${t.ref.kind}`)) return [{ status: 'ignored', reason: `no function handles ${t.ref.kind} events` }];
     const rv = t.object?.metadata.resourceVersion;
-    const dedupKey = rv ? `${t.verb}|${refString(t.ref)}|${t.object?.metadata.uid}|${rv}` : undefined;
+    // A fixed-size key: uid and resourceVersion come from the event body, unbounded (bytes, not just entries, stay bounded).
+    const dedupKey = rv ? createHash('sha256').update(`${t.verb}|${refString(t.ref)}|${String(t.object?.metadata.uid)}|${String(rv)}`).digest('base64') : undefined;
     if (dedupKey && seen.has(dedupKey)) return [{ status: 'ignored', reason: 'duplicate of an event already handled' }];
     const work: Promise<Outcome>[] = [];
     for (const fn of functions) {

@@ -9,6 +9,8 @@ import { KubeError } from '../kube/errors.js';
 import { refString, type Writer } from '../kube/types.js';
 import type { ActionResult, Outcome } from './outcome.js';
 import { MEDIC } from '../olm/constants.js';
+import { resourceFor, resourcePath } from '../kube/resources.js';
+import { InvalidValue } from '../kube/validate.js';
 import { ActionBudget, policyRefusal, type Policy, type Refusal } from './policy.js';
 import type { Recorder } from './recorder.js';
 import type { Action, Plan } from './types.js';
@@ -90,7 +92,7 @@ export function createExecutor(deps: ExecutorDeps) {
         allowed.push(action);
         continue;
       }
-      const refusal = policyRefusal(policy, action);
+      const refusal = policyRefusal(policy, action) ?? invalidTarget(action);
       if (!refusal) allowed.push(action);
       else if (action.optional) skipped.push({ action, refusal });
       else {
@@ -166,6 +168,17 @@ export function createExecutor(deps: ExecutorDeps) {
       actions: results,
       ...(plan.requeueAfterSeconds ? { requeueAfterSeconds: plan.requeueAfterSeconds } : {}),
     };
+  }
+}
+
+/** A target whose name or namespace cannot be put into a URL: refused (with an Event), never a thrown failure. */
+function invalidTarget(a: Action): Refusal | undefined {
+  try {
+    resourcePath(resourceFor(a.target.apiVersion, a.target.kind), a.target.namespace, a.target.name);
+    return undefined;
+  } catch (e) {
+    if (e instanceof InvalidValue) return { reason: 'InvalidName', note: `${e.message}; would have: ${a.note}` };
+    throw e;
   }
 }
 

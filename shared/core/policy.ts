@@ -10,7 +10,7 @@ export interface Policy {
   windowSeconds: number;
 }
 
-export type Refusal = { reason: 'ProtectedNamespace' | 'OptedOut'; note: string };
+export type Refusal = { reason: 'ProtectedNamespace' | 'OptedOut' | 'InvalidName'; note: string };
 
 /**
  * Why policy forbids this action, or undefined if it is allowed. Checked on the target, the object

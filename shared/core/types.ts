@@ -99,6 +99,12 @@ export interface PlanContext {
 
 export const NO_POLICY: PlanPolicy = { dryRun: false, protectedNamespaces: new Set() };
 
+/** What observe() gets: the plan context plus the live clock (read it AFTER the reads it dates). */
+export interface ObserveContext extends PlanContext {
+  /** The apiserver's clock now (refreshed by every response). */
+  clock(): Date;
+}
+
 /** Per-function settings (fences, grace periods, opt-ins), validated at start-up. */
 export type FunctionOptions = Record<string, string | number | boolean>;
 
@@ -115,7 +121,7 @@ export interface RemediationFunction<O = unknown> {
   /** Which targets an event concerns, from the event alone. Must not do I/O. */
   targets(trigger: ResourceTrigger): Ref[];
   sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref>;
-  observe(target: Ref, read: Reader, ctx: PlanContext): Promise<O | undefined>;
+  observe(target: Ref, read: Reader, ctx: ObserveContext): Promise<O | undefined>;
   plan(observed: O, ctx: PlanContext): Plan;
   /** Default options; overridable from the environment. */
   defaults?: FunctionOptions;

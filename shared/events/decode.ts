@@ -3,7 +3,7 @@
  * Every rejection is a BadRequest naming what is wrong, mapped to a 4xx at the edge.
  */
 import { CloudEvent, HTTP, ValidationError } from 'cloudevents';
-import { isKnownKind } from '../kube/resources.js';
+import { isKnownKind, resourceFor } from '../kube/resources.js';
 import type { KubeObject, Ref } from '../kube/types.js';
 import { nameProblem, namespaceProblem } from '../kube/validate.js';
 import type { EventMeta, ResourceTrigger, SweepTrigger, Trigger, Verb } from './types.js';
@@ -128,6 +128,9 @@ function checkRef(type: string, ref: Ref, at: string): void {
   if (!KIND.test(ref.kind)) throw new BadRequest(400, `${type} ${at}kind ${JSON.stringify(ref.kind.slice(0, 100))} is not a valid kind`);
   const nsProblem = namespaceProblem(ref.namespace);
   if (nsProblem) throw new BadRequest(400, `${type} ${at}namespace ${JSON.stringify(ref.namespace!.slice(0, 100))} ${nsProblem}`);
+  if (isKnownKind(ref.apiVersion, ref.kind) && resourceFor(ref.apiVersion, ref.kind).namespaced && !ref.namespace) {
+    throw new BadRequest(400, `${type} ${at}namespace is missing: ${ref.kind} is a namespaced kind`);
+  }
   const nProblem = nameProblem(ref.name, isKnownKind(ref.apiVersion, ref.kind));
   if (nProblem) throw new BadRequest(400, `${type} ${at}name ${JSON.stringify(ref.name.slice(0, 300))} ${nProblem}`);
 }

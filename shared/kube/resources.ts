@@ -66,6 +66,7 @@ const PATH_SEGMENT_NAMED = new Set(['roles', 'rolebindings', 'clusterroles', 'cl
 export function resourcePath(info: ResourceInfo, namespace?: string, name?: string): string {
   const nsProblem = info.namespaced ? namespaceProblem(namespace) : undefined;
   if (nsProblem) throw new InvalidValue('namespace', namespace, nsProblem);
+  if (info.namespaced && name !== undefined && !namespace) throw new InvalidValue('namespace', namespace, `is required for ${info.plural}`);
   const nProblem = name === undefined ? undefined : nameProblem(name, !PATH_SEGMENT_NAMED.has(info.plural));
   if (nProblem) throw new InvalidValue(`${info.plural} name`, name, nProblem);
   const base = info.group === '' ? `/api/${info.version}` : `/apis/${info.group}/${info.version}`;

@@ -25,14 +25,15 @@ export function isLabelKey(s: unknown): s is string {
 }
 
 /**
- * Object names: DNS-1123 subdomains for every kind olm-medic reads or writes. Kinds it does not
- * handle get the apiserver's path-segment rule only (no "/", "%", "." or "..", no whitespace or
- * control characters), so an event about them can still be answered without a request.
+ * Object names: DNS-1123 subdomains for every kind olm-medic reads or writes except RBAC objects,
+ * and kinds it does not handle, which get the apiserver's path-segment rule (not "." or "..", no
+ * "/" or "%"; RBAC names like "system:aggregate-to-admin" or even "evil role" are valid there).
  */
 export function nameProblem(name: unknown, strict: boolean): string | undefined {
   if (typeof name !== 'string' || name === '') return 'must be a non-empty string';
   if (strict) return isDnsSubdomain(name) ? undefined : 'must be a DNS-1123 subdomain (lowercase letters, digits, "-" and ".", at most 253 characters)';
-  if (name.length > 253 || name === '.' || name === '..' || /[/%\s\p{Cc}]/u.test(name)) return 'is not a valid object name';
+  // The apiserver's own rule (path.IsValidPathSegmentName): not "." or "..", no "/" or "%".
+  if (name === '.' || name === '..' || /[/%]/.test(name)) return 'is not a valid object name (path segment)';
   return undefined;
 }
 

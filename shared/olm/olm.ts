@@ -60,6 +60,20 @@ export function componentLabelKey(pkg: string, namespace: string): string {
   return `${COMPONENT_LABEL_PREFIX}${name}`;
 }
 
+/**
+ * Whether objects in namespace `ns` can belong to the component label `key`: some package P gives
+ * componentLabelKey(P, ns) === key (the key names `<P>.<ns>`, possibly truncated to 63 characters).
+ * Objects elsewhere that carry the label are someone else's (or mislabelled) and are never acted on.
+ */
+export function namespaceFitsKey(key: string, ns: string): boolean {
+  if (!key.startsWith(COMPONENT_LABEL_PREFIX) || !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(ns)) return false;
+  const name = key.slice(COMPONENT_LABEL_PREFIX.length);
+  for (let i = name.indexOf('.'); i > 0; i = name.indexOf('.', i + 1)) {
+    if (componentLabelKey(name.slice(0, i), ns) === key) return true;
+  }
+  return false;
+}
+
 export function seconds(iso: string | undefined): number | undefined {
   if (!iso) return undefined;
   const t = Date.parse(iso);

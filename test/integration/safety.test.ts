@@ -342,10 +342,10 @@ describe('job-conflict: OLM-version evidence, suspended jobs, retry-job names (d
     return { cat, cs };
   }
   /** An unpack ConfigMap (labelled, as every OLM since v0.19 does) and its Job as OLM v0.19-v0.25 wrote it: no labels at all. */
-  async function legacyJob(cat: string, cs: KubeObject, o: { name?: string; state?: 'complete' | 'failed' | 'suspended'; deadline?: number } = {}): Promise<{ cm: KubeObject; job: KubeObject; image: string }> {
+  async function legacyJob(cat: string, cs: KubeObject, o: { name?: (hash: string) => string; state?: 'complete' | 'failed' | 'suspended'; deadline?: number } = {}): Promise<{ cm: KubeObject; job: KubeObject; image: string }> {
     const image = `quay.io/x/bundle@sha256:${randomBytes(32).toString('hex')}`;
     const cm = await c.create(asObj(olm.unpackConfigMap({ namespace: cat, image, catalogSourceName: 'community', catalogSourceUid: cs.metadata.uid!, extractedPackage: 'etcd' })));
-    const built = olm.unpackJob({ namespace: cat, image, configMapUid: cm.metadata.uid!, variant: 'no-ref-label', ...(o.name ? { name: o.name } : {}), ...(o.deadline ? { activeDeadlineSeconds: o.deadline } : {}) });
+    const built = olm.unpackJob({ namespace: cat, image, configMapUid: cm.metadata.uid!, variant: 'no-ref-label', ...(o.name ? { name: o.name(olm.unpackHash(image)) } : {}), ...(o.deadline ? { activeDeadlineSeconds: o.deadline } : {}) });
     if (o.state === 'suspended') built.spec.suspend = true;
     let job = await c.create(asObj(built));
     expect(job.metadata.labels ?? {}).not.toHaveProperty('olm.managed');
@@ -401,10 +401,14 @@ describe('job-conflict: OLM-version evidence, suspended jobs, retry-job names (d
 
   it('defect 10: a look-alike retry Job whose suffix is outside OLM\'s alphabet is not an unpack Job', async () => {
     const { cat, cs } = await catalogNs({ registryPodManaged: true });
-    const image = `quay.io/x/bundle@sha256:${randomBytes(32).toString('hex')}`;
-    const { job } = await legacyJob(cat, cs, { name: `${olm.unpackHash(image).slice(0, 58)}aeiou`, state: 'failed' });
+    // Failed, owned by the unpack ConfigMap of the same hash: were it OLM's retry Job, it would go.
+    const { job } = await legacyJob(cat, cs, { name: (hash) => `${hash.slice(0, 58)}aeiou`, state: 'failed' });
     expect((await send(runtime([jobConflict]), 'update', job)).map((o) => o.status)).toEqual(['ignored']);
+    await sweep(runtime([jobConflict]), cat, 'job-conflict');
     expect(await live(job)).toBeDefined();
+    // the same Job with a suffix from OLM's alphabet is OLM's, and is removed
+    const { job: real } = await legacyJob(cat, cs, { name: (hash) => `${hash.slice(0, 58)}bcd2x`, state: 'failed' });
+    expect((await send(runtime([jobConflict]), 'update', real)).map((o) => o.status)).toEqual(['acted']);
   });
 });
 
@@ -456,6 +460,9 @@ describe('catalog-reschedule: tolerate-forever pods, the node-gone quarantine, t
     const skewed = runtime([catalogReschedule], {}, { localNow: () => Date.now() + HOUR });
     expect((await send(skewed, 'update', s.pod)).map((o) => o.status)).toEqual(['requeued']);
     expect((await live(s.pod))?.metadata.uid).toBe(s.pod.metadata.uid);
+    // Control: deciding on that host clock (as olm-medic did before) force-deletes the pod early.
+    const onHostClock = runtime([catalogReschedule], {}, { now: () => new Date(Date.now() + HOUR) });
+    expect((await send(onHostClock, 'update', s.pod)).map((o) => o.status)).toEqual(['acted']);
   });
 });
 

@@ -1,6 +1,7 @@
 /** finalizer-cleanup's pure plans: decision tables for both situations, and safety properties. */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { isCopiedCsv } from '../../shared/olm/olm.js';
 import { defaults, DELETABLE, plan, type Component, type CsvObserved, type OperatorObserved } from '../../functions/finalizer-cleanup/plan.js';
 import { NO_POLICY, type Action, type Plan, type PlanContext } from '../../shared/core/types.js';
 import type { KubeObject } from '../../shared/kube/types.js';
@@ -298,7 +299,7 @@ describe('finalizer-cleanup plan: properties', () => {
           if (a.verb !== 'patch') continue;
           const had = o.csv?.metadata.finalizers?.includes(OURS) ?? false;
           const keeps = ((a.patch.metadata as { finalizers?: string[] }).finalizers ?? []).includes(OURS);
-          const notOurs = options.manageFinalizer === false || (o.csv?.metadata.finalizers ?? []).includes(CSV_CLEANUP_FINALIZER) || o.csv?.metadata.annotations?.['olm-medic.io/ignore'] === 'true';
+          const notOurs = options.manageFinalizer === false || (o.csv?.metadata.finalizers ?? []).includes(CSV_CLEANUP_FINALIZER) || o.csv?.metadata.annotations?.['olm-medic.io/ignore'] === 'true' || (o.csv !== undefined && isCopiedCsv(o.csv));
           if (had && !keeps) {
             expect(a.releasesOwnFinalizer).toBe(true);
             if (!notOurs) expect(o.owned.filter((x) => x.metadata.annotations?.['olm-medic.io/ignore'] !== 'true')).toEqual([]);
