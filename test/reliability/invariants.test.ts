@@ -19,7 +19,7 @@ describe('the safety invariants detect unsafe writes', () => {
   it('flags deleting a running Job, a pod on a Ready node, a CRD, and any write to a decoy', async () => {
     const decoys = await createDecoys(admin, 'inv01');
     const baseline = await takeBaseline(admin, decoys.namespaces);
-    expect(baseline.runningJobs.size).toBe(1);
+    expect(baseline.runningJobs.size).toBe(2); // the running invisible Job and the suspended one
     expect(baseline.readyNodePods.size).toBe(1);
     const since = auditNow();
     expect(await decoyViolations(admin, decoys)).toEqual([]);

@@ -252,7 +252,7 @@ describe('generated replays of the seed situations (duplicates, reordering, stal
     const runs = batch.map((p, i) => {
       const rnd = prng(MASTER_SEED + p.index * 104_729 + 1);
       const events = [...p.events];
-      for (const d of decoys.events()) events.splice(Math.floor(rnd() * (events.length + 1)), 0, d);
+      for (const d of [...decoys.events(), ...decoys.crafted()]) events.splice(Math.floor(rnd() * (events.length + 1)), 0, d);
       const run = new StreamRun(p, events);
       run.sit = situations[i]!;
       return run;

@@ -122,7 +122,7 @@ const OWNED_KINDS: [string, string, string][] = [
 ];
 
 export interface SafetyBaseline {
-  /** Jobs (keys) that were running within their deadline, or running with none. */
+  /** Jobs (keys) that were running within their deadline, or running with none, or suspended. */
   runningJobs: Set<string>;
   /** Pods (keys) on a node whose Ready condition was True. */
   readyNodePods: Set<string>;
@@ -146,6 +146,7 @@ async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
 const JOB_MARGIN_SECONDS = 60;
 
 function runningWithinDeadline(job: Obj, nowSec: number): boolean {
+  if (job.spec?.suspend === true) return true; // suspended: never to be deleted, however old
   const conds = (job.status?.conditions ?? []) as { type: string; status: string }[];
   if (conds.some((c) => (c.type === 'Failed' || c.type === 'Complete') && c.status === 'True')) return false;
   const start = Date.parse(job.status?.startTime ?? job.metadata.creationTimestamp ?? '') / 1000;
@@ -249,6 +250,8 @@ export interface Decoys {
   objects: KubeObject[];
   /** What an ApiServerSource would deliver about the decoys (watched kinds only). */
   events(): CloudEvent<unknown>[];
+  /** Events no ApiServerSource sends (crafted names): each must be rejected with a 400, before any request. */
+  crafted(): CloudEvent<unknown>[];
 }
 
 const minutesAgo = (m: number): Date => new Date(Date.now() - m * 60_000);
@@ -331,8 +334,8 @@ export async function createDecoys(admin: Kube, id: string): Promise<Decoys> {
     events: () => [
       apiServerEvent('add', job), apiServerEvent('update', job), apiServerEvent('add', sub), apiServerEvent('add', node), apiServerEvent('update', pod), apiServerEvent('add', csv),
       ...adv.events(),
-      ...craftedEvents(csv),
     ],
+    crafted: () => craftedEvents(csv),
   };
 }
 
