@@ -162,8 +162,9 @@ async function usersOf(obj: KubeObject, subs: KubeObject[], uninstalledCsvs: Kub
   const users: string[] = [];
   for (const s of subs) {
     if (s.metadata.namespace !== obj.metadata.namespace) continue;
-    const ipRef = (s.status as { installPlanRef?: { uid?: string } } | undefined)?.installPlanRef;
-    if ((obj.kind === 'InstallPlan' && ipRef?.uid === uid) || obj.metadata.ownerReferences?.some((o) => o.uid === s.metadata.uid)) users.push(`Subscription ${s.metadata.namespace}/${s.metadata.name}`);
+    const st = s.status as { installPlanRef?: { uid?: string }; installedCSV?: string; currentCSV?: string } | undefined;
+    const installs = obj.kind === 'ClusterServiceVersion' && (st?.installedCSV === obj.metadata.name || st?.currentCSV === obj.metadata.name);
+    if ((obj.kind === 'InstallPlan' && st?.installPlanRef?.uid === uid) || installs || obj.metadata.ownerReferences?.some((o) => o.uid === s.metadata.uid)) users.push(`Subscription ${s.metadata.namespace}/${s.metadata.name}`);
   }
   const ours = new Set(uninstalledCsvs.map((c) => c.metadata.uid));
   for (const o of obj.metadata.ownerReferences ?? []) {

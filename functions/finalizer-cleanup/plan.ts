@@ -187,9 +187,10 @@ function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: 
   if (claimants.length) return { go: false, noop: 'operator is subscribed' };
   const now = ctx.now.getTime() / 1000;
   const grace = Number(ctx.options.failedCsvGraceSeconds ?? defaults.failedCsvGraceSeconds);
+  // Only a CSV in a namespace the key can name is evidence about THIS operator.
   const failedLong = o.csvs.filter((c) => {
     const st = c.status as { phase?: string; lastTransitionTime?: string } | undefined;
-    return st?.phase === 'Failed' && (seconds(st.lastTransitionTime) ?? now) + grace <= now;
+    return namespaceFitsKey(o.labelKey ?? '', c.metadata.namespace ?? '') && st?.phase === 'Failed' && (seconds(st.lastTransitionTime) ?? now) + grace <= now;
   });
   if (!failedLong.length) return { go: false, noop: 'no Subscription, but no long-failed CSV either' };
   const why = `no Subscription uses ${o.labelKey} and CSV ${failedLong.map((c) => `${c.metadata.namespace}/${c.metadata.name}`).join(', ')} has been Failed for over ${grace}s`;

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ResourceTrigger, SweepTrigger, Trigger } from '../events/types.js';
 import { KubeError } from '../kube/errors.js';
+import { InvalidValue } from '../kube/validate.js';
 import { refString, type Reader, type Ref } from '../kube/types.js';
 import type { Execute } from './executor.js';
 import type { ActionResult, Outcome } from './outcome.js';
@@ -129,6 +130,12 @@ export function createEngine(deps: EngineDeps): Engine {
   }
 
   function failure(fn: string, target: string, e: unknown): Outcome {
+    // A value (from an event or an object) that cannot go into a URL: nothing was sent, and retrying
+    // cannot help. Refused (logged), never a failure the Broker retries forever.
+    if (e instanceof InvalidValue) {
+      log.warn({ fn, target, err: e.message }, 'refused: invalid value');
+      return { function: fn, target, status: 'refused', reason: `invalid value, no request made: ${e.message}` };
+    }
     if (e instanceof KubeError && e.transient) {
       log.warn({ fn, target, err: e.message, status: e.status }, 'apiserver unavailable');
       return { function: fn, target, status: 'transient', reason: e.message };

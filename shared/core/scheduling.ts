@@ -56,12 +56,16 @@ export class KeyedMutex {
 export class Requeuer {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   constructor(private readonly max: number) {}
+  /** Longer waits are re-planned after this (setTimeout overflows past ~24.8 days and would fire at once). */
+  static readonly MAX_DELAY_MS = 6 * 3_600_000;
+
   schedule(key: string, delayMs: number, run: () => void): void {
     if (this.timers.has(key) || this.timers.size >= this.max) return;
+    const delay = Number.isFinite(delayMs) ? Math.min(Math.max(delayMs, 1_000), Requeuer.MAX_DELAY_MS) : Requeuer.MAX_DELAY_MS;
     const t = setTimeout(() => {
       this.timers.delete(key);
       run();
-    }, delayMs);
+    }, delay);
     t.unref();
     this.timers.set(key, t);
   }

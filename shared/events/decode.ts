@@ -97,6 +97,7 @@ function decodeApiServer(event: CloudEvent<unknown>, meta: EventMeta, mode: Reso
     ].filter(Boolean);
     if (missing.length) throw new BadRequest(400, `${event.type} data is not a Kubernetes object: missing ${missing.join(', ')}`);
     const object = obj as KubeObject;
+    checkMetadata(event.type, object.metadata as unknown as Record<string, unknown>);
     const ref = withNamespace({ apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name }, object.metadata.namespace);
     checkRef(event.type, ref, 'data.metadata.');
     checkExtensions(event, ref);
@@ -133,6 +134,24 @@ function checkRef(type: string, ref: Ref, at: string): void {
   }
   const nProblem = nameProblem(ref.name, isKnownKind(ref.apiVersion, ref.kind));
   if (nProblem) throw new BadRequest(400, `${type} ${at}name ${JSON.stringify(ref.name.slice(0, 300))} ${nProblem}`);
+}
+
+const isStringMap = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
+
+/** The metadata fields the functions read have the types Kubernetes gives them (else 400, naming the field). */
+function checkMetadata(type: string, md: Record<string, unknown>): void {
+  const bad = (field: string, what: string): never => {
+    throw new BadRequest(400, `${type} data.metadata.${field} must be ${what}`);
+  };
+  for (const f of ['namespace', 'uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'generateName'] as const) {
+    if (md[f] !== undefined && (typeof md[f] !== 'string' || (md[f] as string).length > 1024)) bad(f, 'a string (at most 1024 characters)');
+  }
+  for (const f of ['labels', 'annotations'] as const) if (md[f] !== undefined && !isStringMap(md[f])) bad(f, 'an object of strings');
+  if (md.finalizers !== undefined && !(Array.isArray(md.finalizers) && md.finalizers.every((x) => typeof x === 'string'))) bad('finalizers', 'a list of strings');
+  if (md.ownerReferences !== undefined) {
+    const ok = Array.isArray(md.ownerReferences) && md.ownerReferences.every((o) => typeof o === 'object' && o !== null && ['apiVersion', 'kind', 'name', 'uid'].every((k) => typeof (o as Record<string, unknown>)[k] === 'string'));
+    if (!ok) bad('ownerReferences', 'a list of owner references (apiVersion, kind, name, uid strings)');
+  }
 }
 
 function decodeSweep(event: CloudEvent<unknown>, meta: EventMeta): SweepTrigger {

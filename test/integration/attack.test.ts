@@ -119,7 +119,75 @@ async function operatorFor(pkg: string, ns: string, refs: olm.ComponentRef[], an
 
 // =============================================================================================
 
-describe('closed holes (regression: failed on a67ba5e, fixed on main 7456c0f)', () => {
+describe('closed holes (regression: each failed on a67ba5e; H1-H9 fixed by main 7456c0f, H10-H13 by 8f66b08)', () => {
+  it('H10 finalizer-cleanup: a ClusterRole named with a space ("evil role", valid for RBAC) labelled as owned by a CSV never strands that CSV Terminating with our finalizer', async () => {
+    const ns = await c.namespace('atk-fin');
+    const name = 'etcdoperator.v0.9.4';
+    const built = olm.csv({ namespace: ns, name, finalizers: ['olm-medic.io/csv-cleanup'] });
+    const csvObj = await create(built);
+    await c.setStatus(csvObj, built.status);
+    const cr = olm.csvClusterRole({ csvName: name, csvNamespace: ns, name: `evil role ${ns}` });
+    await create(cr);
+    await c.admin.delete(refOf(csvObj), { uid: csvObj.metadata.uid!, dryRun: false });
+    const deleting = (await live(csvObj))!;
+    expect(deleting.metadata.deletionTimestamp).toBeDefined();
+    const rt = runtime([finalizerCleanup]);
+    const out = await send(rt, 'update', deleting);
+    expect(out.map((o) => o.status), JSON.stringify(out)).not.toContain('failed');
+    await eventually(async () => (await live(csvObj)) === undefined, 'the CSV to be released (our finalizer removed)', 15_000);
+  });
+
+  it('H11 finalizer-cleanup: an original CSV carrying our finalizer that later LOOKS copied (someone added label olm.copiedFrom) is still released when deleted', async () => {
+    const ns = await c.namespace('atk-cp');
+    const built = olm.csv({ namespace: ns, name: 'etcdoperator.v0.9.4', finalizers: ['olm-medic.io/csv-cleanup'] });
+    const csvObj = await create(built);
+    await c.setStatus(csvObj, built.status);
+    await c.admin.mergePatch(refOf(csvObj), { metadata: { labels: { 'olm.copiedFrom': 'elsewhere' } } }, { dryRun: false });
+    await c.admin.delete(refOf(csvObj), { uid: csvObj.metadata.uid!, dryRun: false });
+    const deleting = (await live(csvObj))!;
+    const rt = runtime([finalizerCleanup]);
+    await send(rt, 'update', deleting);
+    await rt.engine.handle({ kind: 'sweep', namespace: ns, functions: ['finalizer-cleanup'], meta: { id: `sweep-${ns}`, source: 'test', type: 'io.olm-medic.sweep' } });
+    await eventually(async () => (await live(csvObj)) === undefined, 'the CSV to be released (our finalizer removed)', 10_000);
+  });
+
+  it('H12 finalizer-cleanup: uninstall never deletes an InstallPlan that a LIVE Subscription of another package owns and points at (status.installPlanRef), even if only the uninstalled key labels it', async () => {
+    const ns = await c.namespace('atk-ip');
+    const pkg = `pkg-${hex(6)}`;
+    const key = olm.componentLabelKey(pkg, ns);
+    // prometheus (another package) is still being installed through this plan, which carries only pkg's label
+    // (the very state ownerref-repair exists for: OLM set the owner but not yet the label).
+    const prom = await create(olm.subscription({ namespace: ns, name: 'prometheus', package: 'prometheus', source: CATALOG, sourceNamespace: 'olm', channel: 'beta', approval: 'Manual' }));
+    let ip = await create(olm.installPlan({ namespace: ns, csvNames: [`${pkg}.v1.0.0`, 'prometheusoperator.0.47.0'], approval: 'Manual', generation: 2, ownerSubs: [{ name: 'prometheus', uid: prom.metadata.uid! }], labels: { [key]: '' } }));
+    ip = await c.setStatus(ip, olm.installPlanStatus({ phase: 'RequiresApproval', catalogSources: [CATALOG] }));
+    await c.setStatus(prom, olm.subscriptionStatus({
+      currentCSV: 'prometheusoperator.0.47.0',
+      installPlan: { name: ip.metadata.name, namespace: ns, uid: ip.metadata.uid!, resourceVersion: ip.metadata.resourceVersion! },
+      state: 'UpgradePending',
+      installPlanGeneration: 2,
+    }));
+    const op = await operatorFor(pkg, ns, [{ kind: 'InstallPlan', apiVersion: 'operators.coreos.com/v1alpha1', namespace: ns, name: ip.metadata.name }]);
+    await send(runtime([finalizerCleanup]), 'update', op);
+    expect(await live(ip), `InstallPlan ${ip.metadata.name} that Subscription prometheus is waiting on`).toBeDefined();
+    expect(writesIn(ns).filter((e) => e.verb === 'delete')).toEqual([]);
+  });
+
+  it('H13 finalizer-cleanup: uninstall never deletes a Deployment in the same namespace that a LIVE CSV of another operator owns (ownerRef + olm.owner labels), even if it carries the key', async () => {
+    const ns = await c.namespace('atk-own2');
+    const pkg = `pkg-${hex(6)}`;
+    const key = olm.componentLabelKey(pkg, ns);
+    // A second operator installed in the same namespace (OwnNamespace installs share it), running.
+    const other = await create(olm.csv({ namespace: ns, name: 'other-operator.v1.0.0' }));
+    const d = deployment(ns, 'other-operator-controller', { ...olm.csvOwnerLabels(other.metadata.name, ns), [key]: '' });
+    d.metadata.ownerReferences = [olm.nonBlockingOwnerRef({ apiVersion: 'operators.coreos.com/v1alpha1', kind: 'ClusterServiceVersion', name: other.metadata.name, uid: other.metadata.uid! })];
+    const theirs = await create(d);
+    const op = await operatorFor(pkg, ns, [{ kind: 'Deployment', apiVersion: 'apps/v1', namespace: ns, name: theirs.metadata.name }]);
+    await send(runtime([finalizerCleanup]), 'update', op);
+    expect(await live(theirs), `Deployment of live CSV ${ns}/${other.metadata.name}`).toBeDefined();
+    expect(writesIn(ns).filter((e) => e.verb === 'delete')).toEqual([]);
+  });
+
+
   it('H1 job-conflict: a bare pod labelled olm.catalogSource + olm.managed=true (no CatalogSource owner) is not evidence that OLM labels its Jobs: a healthy v0.25 unpack Job is kept', async () => {
     const s = await legacyCompleteUnpack();
     // Control: without the look-alike, the unlabelled Complete job is (correctly) left alone.
@@ -292,71 +360,116 @@ describe('closed holes (regression: failed on a67ba5e, fixed on main 7456c0f)', 
 });
 
 describe('holes', () => {
-  it('H10 finalizer-cleanup: a ClusterRole named with a space ("evil role", valid for RBAC) labelled as owned by a CSV never strands that CSV Terminating with our finalizer', async () => {
-    const ns = await c.namespace('atk-fin');
-    const name = 'etcdoperator.v0.9.4';
-    const built = olm.csv({ namespace: ns, name, finalizers: ['olm-medic.io/csv-cleanup'] });
-    const csvObj = await create(built);
-    await c.setStatus(csvObj, built.status);
-    const cr = olm.csvClusterRole({ csvName: name, csvNamespace: ns, name: `evil role ${ns}` });
-    await create(cr);
-    await c.admin.delete(refOf(csvObj), { uid: csvObj.metadata.uid!, dryRun: false });
-    const deleting = (await live(csvObj))!;
-    expect(deleting.metadata.deletionTimestamp).toBeDefined();
-    const rt = runtime([finalizerCleanup]);
-    const out = await send(rt, 'update', deleting);
-    expect(out.map((o) => o.status), JSON.stringify(out)).not.toContain('failed');
-    await eventually(async () => (await live(csvObj)) === undefined, 'the CSV to be released (our finalizer removed)', 15_000);
+  it('H15 catalog-reschedule: a huge tolerationSeconds (user-set via the CatalogSource grpcPodConfig) does not turn the in-process re-check into a hot loop (setTimeout overflow)', async () => {
+    const ns = await c.namespace('atk-loop');
+    const since = new Date(Date.now() - 5 * MIN);
+    const n = await create(olm.node({ name: `loop-${ns}`, ready: 'Unknown', since, taints: [olm.taintUnreachable(since)] }));
+    const { pod } = await stuckCatalogPod(ns, n.metadata.name, (p) => {
+      p.spec.tolerations = [{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 9_999_999_999 }];
+    });
+    const rt = runtime([catalogReschedule]);
+    const before = c.audit().filter((e) => e.objectRef?.resource === 'nodes' && e.objectRef.name === n.metadata.name).length;
+    const out = await send(rt, 'update', pod);
+    expect(out.map((o) => o.status)).toEqual(['requeued']);
+    await new Promise((r) => setTimeout(r, 3000));
+    const reads = c.audit().filter((e) => e.objectRef?.resource === 'nodes' && e.objectRef.name === n.metadata.name).length - before;
+    // Stop a hot loop for good: close() clears timers, but an in-flight re-check would schedule again;
+    // with the pod gone the next check is a noop and schedules nothing.
+    await c.admin.delete(refOf(pod), { uid: pod.metadata.uid!, gracePeriodSeconds: 0, dryRun: false });
+    await new Promise((r) => setTimeout(r, 300));
+    rt.engine.close();
+    // One event = one check (a re-check is due in ~317 years). A hot loop makes hundreds.
+    expect(reads, 'GETs of the node within 3 s of one event').toBeLessThanOrEqual(3);
   });
 
-  it('H11 finalizer-cleanup: an original CSV carrying our finalizer that later LOOKS copied (someone added label olm.copiedFrom) is still released when deleted', async () => {
-    const ns = await c.namespace('atk-cp');
-    const built = olm.csv({ namespace: ns, name: 'etcdoperator.v0.9.4', finalizers: ['olm-medic.io/csv-cleanup'] });
-    const csvObj = await create(built);
-    await c.setStatus(csvObj, built.status);
-    await c.admin.mergePatch(refOf(csvObj), { metadata: { labels: { 'olm.copiedFrom': 'elsewhere' } } }, { dryRun: false });
-    await c.admin.delete(refOf(csvObj), { uid: csvObj.metadata.uid!, dryRun: false });
-    const deleting = (await live(csvObj))!;
-    const rt = runtime([finalizerCleanup]);
-    await send(rt, 'update', deleting);
-    await rt.engine.handle({ kind: 'sweep', namespace: ns, functions: ['finalizer-cleanup'], meta: { id: `sweep-${ns}`, source: 'test', type: 'io.olm-medic.sweep' } });
-    await eventually(async () => (await live(csvObj)) === undefined, 'the CSV to be released (our finalizer removed)', 10_000);
-  });
-
-  it('H12 finalizer-cleanup: uninstall never deletes an InstallPlan that a LIVE Subscription of another package owns and points at (status.installPlanRef), even if only the uninstalled key labels it', async () => {
-    const ns = await c.namespace('atk-ip');
+  it('H16 finalizer-cleanup: uninstall never deletes the CSV a LIVE Subscription of another package installed (status.installedCSV), even if that CSV carries the key', async () => {
+    const ns = await c.namespace('atk-csv2');
     const pkg = `pkg-${hex(6)}`;
     const key = olm.componentLabelKey(pkg, ns);
-    // prometheus (another package) is still being installed through this plan, which carries only pkg's label
-    // (the very state ownerref-repair exists for: OLM set the owner but not yet the label).
-    const prom = await create(olm.subscription({ namespace: ns, name: 'prometheus', package: 'prometheus', source: CATALOG, sourceNamespace: 'olm', channel: 'beta', approval: 'Manual' }));
-    let ip = await create(olm.installPlan({ namespace: ns, csvNames: [`${pkg}.v1.0.0`, 'prometheusoperator.0.47.0'], approval: 'Manual', generation: 2, ownerSubs: [{ name: 'prometheus', uid: prom.metadata.uid! }], labels: { [key]: '' } }));
-    ip = await c.setStatus(ip, olm.installPlanStatus({ phase: 'RequiresApproval', catalogSources: [CATALOG] }));
-    await c.setStatus(prom, olm.subscriptionStatus({
-      currentCSV: 'prometheusoperator.0.47.0',
-      installPlan: { name: ip.metadata.name, namespace: ns, uid: ip.metadata.uid!, resourceVersion: ip.metadata.resourceVersion! },
-      state: 'UpgradePending',
-      installPlanGeneration: 2,
-    }));
-    const op = await operatorFor(pkg, ns, [{ kind: 'InstallPlan', apiVersion: 'operators.coreos.com/v1alpha1', namespace: ns, name: ip.metadata.name }]);
+    const otherCsv = 'other-operator.v1.0.0';
+    const built = olm.csv({ namespace: ns, name: otherCsv, labels: { [key]: '' } });
+    const theirs = await create(built);
+    await c.setStatus(theirs, built.status);
+    const sub = await create(olm.subscription({ namespace: ns, name: 'other-operator', package: 'other-operator', source: CATALOG, sourceNamespace: 'olm', channel: 'stable', approval: 'Automatic' }));
+    await c.setStatus(sub, olm.subscriptionStatus({ currentCSV: otherCsv, installedCSV: otherCsv, state: 'AtLatestKnown' }));
+    const op = await operatorFor(pkg, ns, [{ kind: 'ClusterServiceVersion', apiVersion: 'operators.coreos.com/v1alpha1', namespace: ns, name: otherCsv }]);
     await send(runtime([finalizerCleanup]), 'update', op);
-    expect(await live(ip), `InstallPlan ${ip.metadata.name} that Subscription prometheus is waiting on`).toBeDefined();
+    expect(await live(theirs), `CSV ${ns}/${otherCsv} installed by live Subscription other-operator`).toBeDefined();
+    expect((await live(theirs))?.metadata.deletionTimestamp).toBeUndefined();
     expect(writesIn(ns).filter((e) => e.verb === 'delete')).toEqual([]);
   });
 
-  it('H13 finalizer-cleanup: uninstall never deletes a Deployment in the same namespace that a LIVE CSV of another operator owns (ownerRef + olm.owner labels), even if it carries the key', async () => {
-    const ns = await c.namespace('atk-own2');
+  it('H17 finalizer-cleanup autoUninstall: a long-Failed CSV in ANOTHER namespace that carries the key does not make the opt-in gate uninstall an operator whose own CSV is healthy', async () => {
+    const [nsA, nsB] = [await c.namespace('atk-aua'), await c.namespace('atk-aub')];
     const pkg = `pkg-${hex(6)}`;
-    const key = olm.componentLabelKey(pkg, ns);
-    // A second operator installed in the same namespace (OwnNamespace installs share it), running.
-    const other = await create(olm.csv({ namespace: ns, name: 'other-operator.v1.0.0' }));
-    const d = deployment(ns, 'other-operator-controller', { ...olm.csvOwnerLabels(other.metadata.name, ns), [key]: '' });
-    d.metadata.ownerReferences = [olm.nonBlockingOwnerRef({ apiVersion: 'operators.coreos.com/v1alpha1', kind: 'ClusterServiceVersion', name: other.metadata.name, uid: other.metadata.uid! })];
-    const theirs = await create(d);
-    const op = await operatorFor(pkg, ns, [{ kind: 'Deployment', apiVersion: 'apps/v1', namespace: ns, name: theirs.metadata.name }]);
-    await send(runtime([finalizerCleanup]), 'update', op);
-    expect(await live(theirs), `Deployment of live CSV ${ns}/${other.metadata.name}`).toBeDefined();
-    expect(writesIn(ns).filter((e) => e.verb === 'delete')).toEqual([]);
+    const key = olm.componentLabelKey(pkg, nsA);
+    const mineBuilt = olm.csv({ namespace: nsA, name: `${pkg}.v1.0.0`, labels: { [key]: '' } });
+    const mine = await create(mineBuilt);
+    await c.setStatus(mine, mineBuilt.status); // Succeeded
+    const dep = await create(deployment(nsA, `${pkg}-controller`, { [key]: '' }));
+    const foreignBuilt = olm.csv({ namespace: nsB, name: 'foreign.v1.0.0', labels: { [key]: '' }, phase: 'Failed', reason: 'InstallComponentFailed', at: new Date(Date.now() - 120 * MIN) });
+    const foreign = await create(foreignBuilt);
+    await c.setStatus(foreign, foreignBuilt.status);
+    const op = await operatorFor(pkg, nsA, [
+      { kind: 'ClusterServiceVersion', apiVersion: 'operators.coreos.com/v1alpha1', namespace: nsA, name: mine.metadata.name },
+      { kind: 'Deployment', apiVersion: 'apps/v1', namespace: nsA, name: dep.metadata.name },
+      { kind: 'ClusterServiceVersion', apiVersion: 'operators.coreos.com/v1alpha1', namespace: nsB, name: foreign.metadata.name },
+    ], {});
+    await send(runtime([finalizerCleanup], { OLM_MEDIC_FINALIZER_CLEANUP_AUTO_UNINSTALL: 'true' }), 'update', op);
+    await new Promise((r) => setTimeout(r, 1500));
+    const liveMine = await live(mine);
+    expect(liveMine, `healthy CSV ${nsA}/${mine.metadata.name}`).toBeDefined();
+    expect(liveMine?.metadata.deletionTimestamp).toBeUndefined();
+    expect(await live(dep), `Deployment ${nsA}/${dep.metadata.name}`).toBeDefined();
+    expect((await live(op))?.metadata.annotations?.['olm-medic.io/uninstall']).toBeUndefined();
+  });
+
+  describe('the production server (npm start): malformed shapes', () => {
+    let srv: RunningServer;
+    beforeAll(async () => {
+      srv = await startServer({ KUBECONFIG: c.kubeconfig.server, LOG_LEVEL: 'warn' });
+    });
+    afterAll(async () => {
+      await srv?.stop();
+    });
+    it.each([
+      ['Job with metadata.ownerReferences {} (job-conflict targets)', { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'a'.repeat(63), namespace: 'default', ownerReferences: {} } }],
+      ['Job with metadata.ownerReferences [null]', { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'b'.repeat(63), namespace: 'default', ownerReferences: [null] } }],
+      ['Subscription with status.installPlanRef.name "Not Valid" (ownerref-repair targets -> observe)', { apiVersion: 'operators.coreos.com/v1alpha1', kind: 'Subscription', metadata: { name: 'etcd', namespace: 'default' }, status: { installPlanRef: { name: 'Not Valid', namespace: 'default' } } }],
+      ['ClusterServiceVersion with metadata.finalizers 1 (finalizer-cleanup targets)', { apiVersion: 'operators.coreos.com/v1alpha1', kind: 'ClusterServiceVersion', metadata: { name: 'etcdoperator.v0.9.4', namespace: 'default', finalizers: 1 } }],
+    ])('H14 a Resource-mode event whose object has a malformed field (%s) is answered 2xx or 4xx, not a 500 (unhandled TypeError)', async (_what, obj) => {
+      const res = await post(srv.url, apiServerEvent('update', obj as unknown as KubeObject));
+      const body = await res.text();
+      expect(res.status, body).toBeGreaterThanOrEqual(200);
+      expect(res.status, body).toBeLessThan(500);
+    });
+  });
+
+  describe('the production server (npm start): load (its own server: a failure kills it)', () => {
+    let srv: RunningServer;
+    beforeAll(async () => {
+      srv = await startServer({ KUBECONFIG: c.kubeconfig.server, LOG_LEVEL: 'warn' });
+    });
+    afterAll(async () => {
+      await srv?.stop();
+    });
+    it('H18 memory stays bounded under 120 CONCURRENT valid ~900 kB events (no in-flight cap): the server survives', async () => {
+      const ghost = `ghost-${hex(8)}`;
+      const send1 = (i: number) => {
+        const pod: KubeObject = {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: `c-${i}`, namespace: 'default', uid: randomBytes(16).toString('hex'), resourceVersion: String(i + 1), labels: { 'olm.catalogSource': 'x' }, annotations: { pad: 'x'.repeat(900_000) } },
+          spec: { nodeName: ghost },
+        };
+        return post(srv.url, apiServerEvent('update', pod)).then((r) => r.status, (e: unknown) => `error: ${String(e)}`);
+      };
+      const codes = await Promise.all(Array.from({ length: 120 }, (_, i) => send1(i)));
+      // Handled (200) or shed with a retryable answer (429/503) are both fine; a dead server or a 500 is not.
+      const bad = codes.filter((x) => x !== 200 && x !== 429 && x !== 503);
+      expect(bad, `${bad.length} of 120 failed; exit=${srv.proc.exitCode} ${srv.proc.signalCode}\n${srv.output().slice(-800)}`).toEqual([]);
+      expect((await fetch(`${srv.url}/health/liveness`)).status).toBe(200);
+    }, 120_000);
   });
 });
 
