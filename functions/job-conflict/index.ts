@@ -75,9 +75,11 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
   const catalogSourceObjects = await collect(read.list(V1ALPHA1, 'CatalogSource', { namespace }));
   const catalogSources = catalogSourceObjects.map((c) => c.metadata.name);
   const olmLabelsObjects = await labelsItsJobs(read, namespace, jobs, catalogSourceObjects);
-  const subscribers = (await collect(read.list(V1ALPHA1, 'Subscription'))).filter(
-    (s) => (s.spec as { sourceNamespace?: string } | undefined)?.sourceNamespace === namespace,
-  );
+  // Filtered while streaming the (paginated) list: only this catalog's subscribers are kept in memory.
+  const subscribers: KubeObject[] = [];
+  for await (const s of read.list(V1ALPHA1, 'Subscription')) {
+    if ((s.spec as { sourceNamespace?: string } | undefined)?.sourceNamespace === namespace) subscribers.push(s);
+  }
   const retryIntervals: Record<string, number> = {};
   for (const ns of new Set(subscribers.map((s) => s.metadata.namespace!))) {
     const ogs = await collect(read.list(V1, 'OperatorGroup', { namespace: ns }));

@@ -41,6 +41,12 @@ export interface DispatchDeps {
   decodeEvent?: DecodeEvent;
   /** Called once after the first answer (e.g. to warm the lazily loaded app in the background). */
   onFirstAnswer?: () => void;
+  /**
+   * Request bytes (declared Content-Length, or the body limit when unknown) allowed in flight at
+   * once; past it new events get 429 + Retry-After before their body is read (default 8 MiB).
+   * Bounds memory under any concurrency: each event costs a few times its size while handled.
+   */
+  maxInFlightBytes?: number;
 }
 
 export interface Dispatch extends RequestListener {
@@ -183,7 +189,32 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
     return { kindLabel: kindLabel(trigger.ref.kind, trigger.ref.apiVersion, wants) };
   }
 
+  const maxInFlight = deps.maxInFlightBytes ?? 8 * 1_048_576;
+  let inFlight = 0;
+
+  /** Admits a POST against the in-flight byte budget, or answers 429 without reading its body. */
+  function admit(req: IncomingMessage, res: ServerResponse): boolean {
+    if (req.method !== 'POST') return true;
+    const declared = Number(req.headers['content-length']);
+    const cost = Number.isFinite(declared) && declared >= 0 ? Math.min(Math.max(declared, 1), bodyLimitBytes + 1) : bodyLimitBytes;
+    // One request is always admitted (an event up to the body limit must get through eventually).
+    if (inFlight > 0 && inFlight + cost > maxInFlight) {
+      metrics.events.inc({ type: typeLabel(req.headers['ce-type']), kind: '', outcome: 'rate-limited' });
+      res.statusCode = 429;
+      res.setHeader('Retry-After', '1');
+      res.setHeader('Connection', 'close');
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify({ error: `busy: ${inFlight} bytes of events in flight (limit ${maxInFlight}); retry later`, status: 429 }));
+      req.resume();
+      return false;
+    }
+    inFlight += cost;
+    res.once('close', () => (inFlight -= cost));
+    return true;
+  }
+
   const dispatch = ((req: IncomingMessage, res: ServerResponse): void => {
+    if (!admit(req, res)) return;
     const env = envelope(req, bodyLimitBytes);
     if (!env) return toApp(req, res);
     if (!wants(env.apiVersion, env.kind)) {

@@ -361,7 +361,7 @@ describe('closed holes (regression: each failed on a67ba5e; H1-H9 fixed by main 
   });
 });
 
-describe('holes', () => {
+describe('holes H14-H18 (each failed on main when written; closed since)', () => {
   it('H15 catalog-reschedule: a huge tolerationSeconds (user-set via the CatalogSource grpcPodConfig) does not turn the in-process re-check into a hot loop (setTimeout overflow)', async () => {
     const ns = await c.namespace('atk-loop');
     const since = new Date(Date.now() - 5 * MIN);
