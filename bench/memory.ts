@@ -1,8 +1,9 @@
 /**
  * Memory under a long stream of mixed events: RSS of olm-medic (dist/server.mjs, a dedicated user
- * on a real control plane) while it handles 1,000,000 ApiServerSource events (smoke: 20,000) —
- * 99 % no function wants (Pods without the catalog label, Jobs with non-hash names, ConfigMaps,
- * Ready-Node heartbeats, Pod deletes) and 1 % that make it read: Subscription updates without an
+ * on a real control plane) while it handles 1,000,000 events (smoke: 20,000) — 99 % that need no
+ * action (see unwantedPool: Pods without the catalog label, Pod add/delete, CronJob Jobs,
+ * ConfigMaps, ~15 KB Ready-Node updates, ~60 KB copied CSVs, and events of never-seen CloudEvent
+ * types) and 1 % that make it read: Subscription updates without an
  * installPlanRef (job-conflict observes: get Subscription, list Jobs) and catalog-labelled Pod
  * updates on a Ready Node (catalog-reschedule observes: get Node). The referenced objects exist,
  * so the reads succeed; each wanted event has a new resourceVersion, so none is a duplicate.
@@ -22,6 +23,7 @@ import { createKube, loadKubeConfig } from '../shared/kube/client.js';
 import type { KubeObject } from '../shared/kube/types.js';
 import type { BenchContext, BenchResult, Benchmark } from './types.js';
 import { apiServerEvent, postUntilAnswered, realisticPod, type HttpEvent, type KubeObj } from './lib/events.js';
+import { copiedCsv, nonOlmJob, readyNodeUpdate } from './lib/payloads.js';
 import { rssBytes, scratchDir, serverEntry, sleep, spawnNode, type Child } from './lib/proc.js';
 
 const USER = 'bench-medic';
@@ -56,52 +58,51 @@ async function seed(cp: ControlPlane): Promise<void> {
   }
 }
 
-/** ~99 unwanted events per 100, each with its own object name (a realistic mix of kinds). */
-function unwantedPool(): HttpEvent[] {
+/**
+ * ~99 events per 100 that need no action, each with its own object name (a realistic mix): Pods
+ * no function wants, Pod add/delete, CronJob Jobs (a declared kind, not unpack Jobs), ConfigMaps,
+ * Ready Node status updates (~15 KB), copied CSVs (~60 KB); `undefined` marks a slot for an event
+ * of a never-seen CloudEvent type (generated per request, see distinctTypeEvent).
+ */
+function unwantedPool(): (HttpEvent | undefined)[] {
   const pod = realisticPod();
-  const pool: HttpEvent[] = [];
+  const pool: (HttpEvent | undefined)[] = [];
   const clone = <T>(o: T): T => structuredClone(o);
   for (let v = 0; v < 10; v++) {
     for (let i = 0; i < 99; i++) {
       const n = v * 99 + i;
       const slot = i % 99;
-      if (slot < 55) {
+      if (slot < 40) {
         const p = clone(pod);
         p.metadata.name = `payments-api-7d9c6b5f4-${n.toString(36).padStart(5, 'x')}`;
         p.metadata.namespace = `shop-${n % 7}`;
         p.metadata.resourceVersion = String(4_830_117 + n);
         pool.push(apiServerEvent('update', p));
-      } else if (slot < 60) {
+      } else if (slot < 45) {
         const p = clone(pod);
         p.metadata.name = `payments-api-7d9c6b5f4-d${n}`;
-        pool.push(apiServerEvent(slot < 57 ? 'add' : 'delete', p));
-      } else if (slot < 75) {
-        pool.push(apiServerEvent('update', job(`backup-${29_384_756 + n}`, `ops-${n % 3}`, n)));
+        pool.push(apiServerEvent(slot < 42 ? 'add' : 'delete', p));
+      } else if (slot < 60) {
+        pool.push(apiServerEvent('update', nonOlmJob(`backup-${29_384_756 + n}`, 900_000 + n)));
+      } else if (slot < 74) {
+        pool.push(apiServerEvent(slot < 65 ? 'add' : 'update', configMap(`app-config-${n}`, `shop-${n % 7}`, n)));
       } else if (slot < 89) {
-        pool.push(apiServerEvent(slot < 80 ? 'add' : 'update', configMap(`app-config-${n}`, `shop-${n % 7}`, n)));
+        pool.push(apiServerEvent('update', readyNodeUpdate(`worker-${n % 12}`, 800_000 + n)));
+      } else if (slot < 94) {
+        pool.push(apiServerEvent('update', copiedCsv(`team-${n % 40}`, 700_000 + n)));
       } else {
-        pool.push(apiServerEvent('update', readyNode(`worker-${n % 12}`, n)));
+        pool.push(undefined);
       }
     }
   }
   return pool;
 }
 
-function job(name: string, namespace: string, n: number): KubeObj {
+/** An event of a CloudEvent type never seen before (a Broker fed by many sources): goes through the app. */
+function distinctTypeEvent(i: number): HttpEvent {
   return {
-    apiVersion: 'batch/v1',
-    kind: 'Job',
-    metadata: {
-      name,
-      namespace,
-      uid: `0b5e7c1a-3d2f-4e6a-9c8b-${String(n).padStart(12, '0')}`,
-      resourceVersion: String(900_000 + n),
-      labels: { 'batch.kubernetes.io/controller-uid': '0b5e7c1a', 'batch.kubernetes.io/job-name': name },
-      ownerReferences: [{ apiVersion: 'batch/v1', kind: 'CronJob', name: 'backup', uid: '7f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b', controller: true, blockOwnerDeletion: true }],
-      managedFields: [{ manager: 'kube-controller-manager', operation: 'Update', apiVersion: 'batch/v1', time: '2026-11-20T09:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:status': { 'f:active': {}, 'f:ready': {}, 'f:startTime': {}, 'f:uncountedTerminatedPods': {} } }, subresource: 'status' }],
-    },
-    spec: { backoffLimit: 6, completions: 1, parallelism: 1, template: { spec: { restartPolicy: 'OnFailure', containers: [{ name: 'backup', image: 'registry.example.com/ops/backup:1.4', args: ['--target', 's3://backups'] }] } } },
-    status: { active: 1, ready: 1, startTime: '2026-11-20T09:00:00Z', uncountedTerminatedPods: {} },
+    headers: { 'content-type': 'application/json', 'ce-specversion': '1.0', 'ce-id': `t-${i}`, 'ce-source': `/apis/v1/namespaces/tenant-${i % 50}/sources/s`, 'ce-type': `com.example.tenant${i}.changed`, 'ce-subject': `item-${i}` },
+    body: `{"tenant":${i % 50},"item":${i},"note":"an event of a type olm-medic has never seen"}`,
   };
 }
 
@@ -111,24 +112,6 @@ function configMap(name: string, namespace: string, n: number): KubeObj {
     kind: 'ConfigMap',
     metadata: { name, namespace, uid: `9a8b7c6d-5e4f-4a3b-8c2d-${String(n).padStart(12, '0')}`, resourceVersion: String(700_000 + n), labels: { 'app.kubernetes.io/name': 'payments-api' } },
     data: { 'application.yaml': `server:\n  port: 8080\nfeatures:\n  checkout: true\n  revision: ${n}\n`, LOG_LEVEL: 'info' },
-  };
-}
-
-function readyNode(name: string, n: number): KubeObj {
-  const t = '2026-11-20T09:14:00Z';
-  return {
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: { name, uid: `4c3b2a19-0f8e-4d7c-9b6a-${String(n % 12).padStart(12, '0')}`, resourceVersion: String(800_000 + n), labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' } },
-    spec: { podCIDR: '10.244.1.0/24' },
-    status: {
-      conditions: [
-        { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', lastHeartbeatTime: t, lastTransitionTime: t },
-        { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', lastHeartbeatTime: t, lastTransitionTime: t },
-        { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastHeartbeatTime: t, lastTransitionTime: t },
-      ],
-      nodeInfo: { kubeletVersion: 'v1.36.3', containerRuntimeVersion: 'containerd://2.1.4', osImage: 'Debian GNU/Linux 13', architecture: 'amd64', operatingSystem: 'linux' },
-    },
   };
 }
 
@@ -309,7 +292,7 @@ export const bench: Benchmark = {
             headers = tpl.headers;
             body = `${tpl.pre}${++rv}${tpl.post}`;
           } else {
-            const ev = unwanted[i % unwanted.length]!;
+            const ev = unwanted[i % unwanted.length] ?? distinctTypeEvent(i);
             headers = ev.headers;
             body = ev.body;
           }
@@ -386,15 +369,15 @@ export const bench: Benchmark = {
           outcomes: Object.entries(byOutcome).map(([k, v]) => `${k}=${v}`).join(' '),
         },
         targets: [
-          { name: 'peak RSS (MB)', value: r1(peak / MB), target: '< 120', pass: peak / MB < 120 },
-          { name: 'RSS growth first 10 % → last 10 % of samples (%)', value: Math.round(growth * 100) / 100, target: '< 5', pass: growth < 5 },
+          { name: 'peak RSS (MB)', value: r1(peak / MB), target: '< 110', pass: peak / MB < 110 },
+          { name: 'RSS growth first 10 % → last 10 % of samples (%)', value: Math.round(growth * 100) / 100, target: '< 3', pass: growth < 3 },
           { name: 'non-2xx answers', value: non2xx + errors, target: '== 0', pass: non2xx + errors === 0 },
         ],
         notes: [
           ...(nodeOptions ? [`EXPLORATION RUN: server NODE_OPTIONS=${nodeOptions}`] : []),
           ...(withWanted ? [] : ['EXPLORATION RUN: no wanted events (OLM_MEDIC_BENCH_MEMORY_NO_WANTED)']),
           `npm start's command (node --max-semi-space-size=2 --max-old-space-size=96 scripts/start.mjs -> dist/server.mjs) (LOG_LEVEL=info, KUBECONFIG of user ${USER}, system:masters) on a real control plane with OLM's CRDs; seeded ${SUBS.length} Subscriptions (no status) and ${NODES.length} Ready Nodes.`,
-          `Mix: 1 in 100 events is wanted — alternately a Subscription update without installPlanRef (job-conflict: get Subscription + list Jobs → noop) and a catalog-labelled Pod update on a Ready Node (catalog-reschedule: get Node → noop), each with a fresh resourceVersion; the other 99 cycle through ${unwanted.length} distinct unwanted events (unlabelled Pod updates ~4 KB incl. managedFields, Pod add/delete, Jobs with non-hash names, ConfigMaps, Ready Node heartbeats).`,
+          `Mix: 1 in 100 events is wanted — alternately a Subscription update without installPlanRef (job-conflict: get Subscription + list Jobs → noop) and a catalog-labelled Pod update on a Ready Node (catalog-reschedule: get Node → noop), each with a fresh resourceVersion; the other 99 need no action: they cycle through ${unwanted.filter(Boolean).length} distinct events (per 99: 40 unlabelled Pod updates ~4 KB incl. managedFields, 5 Pod add/delete, 15 CronJob Jobs, 14 ConfigMaps, 15 Ready Node status updates ~15 KB, 5 copied CSVs ~60 KB) plus 5 events each of a CloudEvent type never seen before (com.example.tenant<i>.changed, ${Math.round(total * 0.05).toLocaleString('en')} distinct types in the run).`,
           `Load: undici Pool, ${concurrency} keep-alive connections, paced at ${rate} events/s offered (achieved ${Math.round(total / elapsed)}/s) from the runner process; VmRSS from /proc/${'<pid>'}/status every 250 ms (${samples.length} samples); start = 1 s after the first answer, before the load; growth compares the mean of the first and last 10 % of samples.`,
           `Heap: used ${r1(startHeap.used / MB)} MB before the load; at the end ${r1(endHeap.used / MB)} MB used of ${r1(endHeap.total / MB)} MB (new space ${r1(endHeap.newSpace / MB)} MB)${gc ? `, ${r1(gc.heapUsed / MB)} MB still reachable after two forced full GCs (inspector opened with SIGUSR1 after the sampling; the server was started with NODE_OPTIONS=--inspect-port=…, which opens nothing by itself)` : ''}.`,
           `apiserver requests by ${USER} (audit log): ${Object.entries(readVerbs).map(([k, v]) => `${k.trim()}: ${v}`).join(', ') || 'none'}.`,

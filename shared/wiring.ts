@@ -23,17 +23,20 @@ export interface Runtime {
 
 export interface RuntimeOverrides {
   kube?: Kube;
+  /** Replaces the clock plans see (default: the apiserver's, from response Date headers). */
   now?: () => Date;
+  /** The host clock the apiserver's is derived from (tests skew it). */
+  localNow?: () => number;
   log?: Logger;
 }
 
 export function createRuntime(config: Config, functions: AnyFunction[], o: RuntimeOverrides = {}): Runtime {
   const log = o.log ?? pino({ level: config.logLevel, base: { app: 'olm-medic' } });
   const metrics = createMetrics();
-  const now = o.now ?? (() => new Date());
   const kube =
     o.kube ??
     createKube(loadKubeConfig(config.kubeconfig), {
+      ...(o.localNow ? { localNow: o.localNow } : {}),
       retries: config.kubeRetries,
       timeoutMs: config.kubeTimeoutMs,
       onRequest: (verb, resource, code, seconds) => {
@@ -41,29 +44,34 @@ export function createRuntime(config: Config, functions: AnyFunction[], o: Runti
         metrics.kubeSeconds.observe({ verb }, seconds);
       },
     });
+  const now = o.now ?? (() => kube.serverNow());
   const recorder = createRecorder(kube, now, (result, err) => {
     metrics.recorded.inc({ result });
     if (err) log.warn({ err: err instanceof Error ? err.message : err }, 'could not record Kubernetes Event');
   });
+  const policy = {
+    dryRun: config.dryRun,
+    protectedNamespaces: new Set(config.protectedNamespaces),
+    maxActionsPerWindow: config.maxActionsPerWindow,
+    windowSeconds: config.windowSeconds,
+  };
   const execute = createExecutor({
     writer: kube,
     recorder,
-    policy: {
-      dryRun: config.dryRun,
-      protectedNamespaces: new Set(config.protectedNamespaces),
-      maxActionsPerWindow: config.maxActionsPerWindow,
-      windowSeconds: config.windowSeconds,
-    },
+    policy,
     budget: new ActionBudget(config.maxActionsPerWindow, config.windowSeconds * 1000, () => now().getTime()),
     onAction: (fn, action, result) => metrics.actions.inc({ function: fn, verb: action.verb, kind: action.target.kind, result }),
   });
-  const enabled = functions.filter((f) => config.enabledFunctions.includes(f.name));
+  // A disabled function still runs its `whenDisabled` variant (if any), which only undoes
+  // olm-medic's own marks: disabling finalizer-cleanup must not strand its CSV finalizers.
+  const enabled = functions.flatMap((f) => (config.enabledFunctions.includes(f.name) ? [f] : f.whenDisabled ? [f.whenDisabled] : []));
   const engine = createEngine({
     functions: enabled,
     options: config.functionOptions,
     reader: kube,
     execute,
     now,
+    policy: { dryRun: policy.dryRun, protectedNamespaces: policy.protectedNamespaces },
     log,
     maxReplans: config.maxReplans,
     sweepConcurrency: config.sweepConcurrency,

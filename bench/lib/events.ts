@@ -58,6 +58,7 @@ export function realisticPod(): KubeObj {
 export interface PostResult {
   status: number;
   body: string;
+  headers: Record<string, string | undefined>;
 }
 
 /** One POST on a fresh connection (no agent). Rejects with the socket error (e.g. ECONNREFUSED). */
@@ -68,7 +69,7 @@ export function postOnce(port: number, ev: HttpEvent, timeoutMs = 10_000): Promi
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), headers: Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v])) }));
         res.on('error', reject);
       },
     );

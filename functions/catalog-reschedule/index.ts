@@ -5,9 +5,11 @@
  *   writes    delete pod with gracePeriodSeconds 0 and uid+rv preconditions
  */
 import type { ResourceTrigger } from '../../shared/events/types.js';
-import type { RemediationFunction, SweepScope } from '../../shared/core/types.js';
+import type { ObserveContext, RemediationFunction, SweepScope } from '../../shared/core/types.js';
 import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
 import { collect } from '../../shared/kube/collect.js';
+import { isDnsSubdomain } from '../../shared/kube/validate.js';
+import { RecentMap } from '../../shared/core/scheduling.js';
 import { LABEL_CATALOG_SOURCE, V1ALPHA1 } from '../../shared/olm/constants.js';
 import { condition } from '../../shared/olm/olm.js';
 import { defaults, plan, type Observed, type PodFacts } from './plan.js';
@@ -39,28 +41,45 @@ async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
   }
 }
 
+/**
+ * When each missing node was first seen missing (like PodGC's quarantine). In process and bounded:
+ * a restart only makes the wait start again (the safe direction).
+ */
+const missingSince = new RecentMap<number>(10_000);
+
 /** Keyed by node: one node loss affects all its catalog pods at once. */
-async function observe(ref: Ref, read: Reader): Promise<Observed | undefined> {
+async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Observed | undefined> {
   let nodeName = ref.name;
   if (ref.kind === 'Pod') {
     const pod = await read.get(ref);
     nodeName = (pod?.spec as { nodeName?: string } | undefined)?.nodeName ?? '';
-    if (!nodeName) return undefined;
   }
+  // A value that goes into a URL and a field selector: it must be a node name.
+  if (!isDnsSubdomain(nodeName)) return undefined;
   const node = await read.get({ ...NODE, name: nodeName });
+  if (node) missingSince.delete(nodeName);
   if (node && condition(node, 'Ready')?.status === 'True') return { nodeName, node, pods: [] };
-  const pods = await collect(read.list('v1', 'Pod', { labelSelector: LABEL_CATALOG_SOURCE, fieldSelector: `spec.nodeName=${nodeName}` }));
+  const listed = await collect(read.list('v1', 'Pod', { labelSelector: LABEL_CATALOG_SOURCE, fieldSelector: `spec.nodeName=${nodeName}` }));
+  const pods = listed.filter((p) => (p.spec as { nodeName?: string } | undefined)?.nodeName === nodeName && p.metadata.labels?.[LABEL_CATALOG_SOURCE] !== undefined);
   const catalogs = new Map<string, KubeObject | undefined>();
   const facts: PodFacts[] = [];
   for (const pod of pods) {
     const name = pod.metadata.labels?.[LABEL_CATALOG_SOURCE];
-    if (!name) continue;
+    // A label value is not a name: a pod whose label cannot name a CatalogSource is not a catalog
+    // pod (nor a reason to fail the node for the others).
+    if (!name || !isDnsSubdomain(name)) continue;
     const key = `${pod.metadata.namespace}/${name}`;
     if (!catalogs.has(key)) catalogs.set(key, await read.get({ apiVersion: V1ALPHA1, kind: 'CatalogSource', namespace: pod.metadata.namespace!, name }));
     const catalogSource = catalogs.get(key);
     facts.push({ pod, ...(catalogSource ? { catalogSource } : {}) });
   }
-  return { nodeName, ...(node ? { node } : {}), pods: facts };
+  let since: number | undefined;
+  if (!node && facts.length) {
+    // The server's clock as of the reads above (not ctx.now, taken before the process's first answer).
+    since = missingSince.get(nodeName) ?? ctx.clock().getTime() / 1000;
+    missingSince.set(nodeName, since);
+  }
+  return { nodeName, ...(node ? { node } : {}), ...(since !== undefined ? { nodeMissingSince: since } : {}), pods: facts };
 }
 
 export const catalogReschedule: RemediationFunction<Observed> = {

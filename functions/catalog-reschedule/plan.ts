@@ -9,7 +9,7 @@
 import type { Action, Plan, PlanContext, Target } from '../../shared/core/types.js';
 import { target } from '../../shared/core/types.js';
 import type { KubeObject } from '../../shared/kube/types.js';
-import { LABEL_CATALOG_SOURCE, MEDIC, V1ALPHA1 } from '../../shared/olm/constants.js';
+import { LABEL_CATALOG_SOURCE, V1ALPHA1 } from '../../shared/olm/constants.js';
 import { condition, seconds } from '../../shared/olm/olm.js';
 
 export interface PodFacts {
@@ -22,6 +22,8 @@ export interface Observed {
   nodeName: string;
   /** undefined: the node object no longer exists. */
   node?: KubeObject;
+  /** When olm-medic first saw the node missing (seconds, apiserver clock); set only when `node` is undefined. */
+  nodeMissingSince?: number;
   pods: PodFacts[];
 }
 
@@ -30,6 +32,8 @@ export const defaults = {
   fenceMarginSeconds: 30,
   /** How long to leave a DisruptionTarget pod to OLM (v0.29+ deletes those itself) first. */
   olmGraceSeconds: 60,
+  /** A node that is gone may re-register: wait this long after first seeing it missing (PodGC's quarantine is 40 s). */
+  nodeGoneQuarantineSeconds: 40,
 };
 
 const OUT_OF_SERVICE = 'node.kubernetes.io/out-of-service';
@@ -52,15 +56,24 @@ export function identityProblem(f: PodFacts): string | undefined {
   return undefined;
 }
 
-/** When the node went not-Ready, and the fence that applies to this pod. */
-function fence(pod: KubeObject, node: KubeObject): { since?: number; seconds: number; key: string } {
+/**
+ * When the node went not-Ready, and the fence that applies to this pod: the NoExecute toleration's
+ * seconds for the node's taint (default 300 when the pod has none). A matching toleration WITHOUT
+ * tolerationSeconds tolerates forever: such a pod is never fenced out by time (seconds: undefined).
+ */
+function fence(pod: KubeObject, node: KubeObject): { since?: number; seconds?: number; key: string } {
   const ready = condition(node, 'Ready');
   // Unknown = the node stopped reporting (unreachable); False = the kubelet says not ready.
   const key = ready?.status === 'False' ? 'node.kubernetes.io/not-ready' : 'node.kubernetes.io/unreachable';
-  const tol = ((pod.spec as { tolerations?: Toleration[] } | undefined)?.tolerations ?? []).find(
-    (t) => t.key === key && (t.effect === 'NoExecute' || t.effect === undefined),
-  );
-  return { since: seconds(ready?.lastTransitionTime), seconds: tol?.tolerationSeconds ?? DEFAULT_TOLERATION, key };
+  const tolerations = (pod.spec as { tolerations?: (Toleration & { operator?: string })[] } | undefined)?.tolerations ?? [];
+  // Kubernetes' rule: a toleration with an empty key and operator Exists tolerates every taint.
+  const tol = tolerations.find((t) => (t.key === key || (!t.key && t.operator === 'Exists')) && (t.effect === 'NoExecute' || !t.effect));
+  const secs = tol ? tol.tolerationSeconds : DEFAULT_TOLERATION;
+  // Kubernetes counts a NoExecute toleration from when the control plane added the taint (its own
+  // clock); the Ready transition may be written by the kubelet with the node's clock. The later wins.
+  const taint = ((node.spec as { taints?: { key?: string; effect?: string; timeAdded?: string }[] } | undefined)?.taints ?? []).find((t) => t.key === key && t.effect === 'NoExecute');
+  const times = [seconds(ready?.lastTransitionTime), seconds(taint?.timeAdded)].filter((x): x is number => x !== undefined);
+  return { ...(times.length ? { since: Math.max(...times) } : {}), ...(secs !== undefined ? { seconds: Math.max(0, secs) } : {}), key };
 }
 
 type PodDecision = { act: Action } | { wait: number; why: string } | { defer: string; wait: number } | { skip: string };
@@ -81,8 +94,12 @@ export function decidePod(f: PodFacts, o: Observed, ctx: PlanContext): PodDecisi
   const disruption = condition(pod, 'DisruptionTarget');
   const outOfService = (node?.spec as { taints?: { key?: string }[] } | undefined)?.taints?.some((t) => t.key === OUT_OF_SERVICE);
   let why: string | undefined;
-  if (!node) why = `node ${o.nodeName} no longer exists`;
-  else if (outOfService) why = `node ${o.nodeName} is tainted ${OUT_OF_SERVICE}`;
+  if (!node) {
+    const quarantine = Number(ctx.options.nodeGoneQuarantineSeconds ?? defaults.nodeGoneQuarantineSeconds);
+    const since = o.nodeMissingSince ?? now;
+    if (now < since + quarantine) return { wait: Math.ceil(since + quarantine - now), why: `node ${o.nodeName} is gone; waiting ${quarantine}s in case it re-registers` };
+    why = `node ${o.nodeName} no longer exists (missing for over ${quarantine}s)`;
+  } else if (outOfService) why = `node ${o.nodeName} is tainted ${OUT_OF_SERVICE}`;
   else if (disruption?.status === 'True') {
     const since = seconds(disruption.lastTransitionTime) ?? now;
     if (pod.metadata.deletionTimestamp && now < since + olmGrace) {
@@ -92,6 +109,7 @@ export function decidePod(f: PodFacts, o: Observed, ctx: PlanContext): PodDecisi
   } else {
     const f2 = fence(pod, node);
     if (f2.since === undefined) return { skip: `node ${o.nodeName} has no Ready transition time; cannot fence` };
+    if (f2.seconds === undefined) return { skip: `pod tolerates ${f2.key} forever (no tolerationSeconds): only a node that is gone or out-of-service fences it out` };
     const expires = f2.since + f2.seconds + margin;
     if (now < expires) return { wait: Math.ceil(expires - now), why: `node ${o.nodeName} not Ready for ${Math.round(now - f2.since)}s; fence is ${f2.seconds + margin}s` };
     why = `node ${o.nodeName} has not been Ready for ${Math.round(now - f2.since)}s, past the ${f2.key} toleration (${f2.seconds}s) plus ${margin}s`;
@@ -102,6 +120,8 @@ export function decidePod(f: PodFacts, o: Observed, ctx: PlanContext): PodDecisi
     act: {
       verb: 'delete',
       target: t,
+      // Each pod is independent: an opted-out catalog or a protected namespace never holds back the others.
+      optional: true,
       gracePeriodSeconds: 0,
       regarding: target(f.catalogSource!),
       reason: 'CatalogPodForceDeleted',
@@ -122,20 +142,8 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
     else if ('wait' in d) waits.push(d.wait);
     else skips.push(`${f.pod.metadata.name}: ${d.skip}`);
   }
-  // The executor refuses a whole plan if any action touches an opted-out object, and OLM copies the
-  // CatalogSource's annotations (the opt-out too) onto its pod: one opted-out catalog must not hold
-  // back the others on the same node. Act on the rest first; the follow-up look then asks for the
-  // opted-out ones alone, which the executor refuses with a Warning Event.
-  const allowed = actions.filter((a) => !optedOut(a));
-  if (allowed.length && allowed.length < actions.length) {
-    return { kind: 'act', actions: allowed, requeueAfterSeconds: 1, summary: `force-deleted ${allowed.length} catalog pod(s) on ${o.nodeName}` };
-  }
   if (actions.length) return { kind: 'act', actions, summary: `force-deleted ${actions.length} catalog pod(s) on ${o.nodeName}` };
   if (defer) return { kind: 'defer', reason: 'DeferredToOlm', note: defer.note, regarding: target(defer.pod), requeueAfterSeconds: defer.wait };
   if (waits.length) return { kind: 'requeue', afterSeconds: Math.min(...waits), reason: 'inside the node-loss fence' };
   return { kind: 'noop', reason: skips.join('; ') || `no catalog pods on ${o.nodeName}` };
-}
-
-function optedOut(a: Action): boolean {
-  return [a.target, a.regarding].some((t) => (t as Target | undefined)?.annotations?.[MEDIC.optOut] === 'true');
 }

@@ -7,13 +7,14 @@
  *             removes the component label from kept objects
  */
 import type { ResourceTrigger } from '../../shared/events/types.js';
-import type { PlanContext, RemediationFunction, SweepScope } from '../../shared/core/types.js';
+import type { ObserveContext, RemediationFunction, SweepScope } from '../../shared/core/types.js';
 import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
 import { collect } from '../../shared/kube/collect.js';
 import { isKnownKind } from '../../shared/kube/resources.js';
+import { equalitySelector, hasLabels, isDnsLabel, isDnsSubdomain, isLabelKey } from '../../shared/kube/validate.js';
 import { COMPONENT_LABEL_PREFIX, FINALIZER_OLM_CSV_CLEANUP, LABEL_OWNER, LABEL_OWNER_KIND, LABEL_OWNER_NAMESPACE, MEDIC, V1, V1ALPHA1 } from '../../shared/olm/constants.js';
-import { isCopiedCsv } from '../../shared/olm/olm.js';
-import { defaults, plan, type CsvObserved, type Observed, type OperatorObserved } from './plan.js';
+import { componentLabelKey, isCopiedCsv } from '../../shared/olm/olm.js';
+import { defaults, plan, type Component, type CsvObserved, type Observed, type OperatorObserved } from './plan.js';
 
 const CSV = { apiVersion: V1ALPHA1, kind: 'ClusterServiceVersion' };
 const OPERATOR = { apiVersion: V1, kind: 'Operator' };
@@ -26,16 +27,19 @@ const OWNED_KINDS: [string, string][] = [
   ['apiregistration.k8s.io/v1', 'APIService'],
 ];
 
+/** Whether a CSV event may need us: our finalizer to add (none yet) or to release, or a cleanup to run. */
 function needsUs(csv: KubeObject): boolean {
-  if (isCopiedCsv(csv)) return false;
   const f = csv.metadata.finalizers ?? [];
-  return csv.metadata.deletionTimestamp ? f.includes(MEDIC.finalizer) : !f.includes(MEDIC.finalizer) && !f.includes(FINALIZER_OLM_CSV_CLEANUP);
+  // Ours is always released, even from a CSV that looks copied (a label anyone can add).
+  if (f.includes(MEDIC.finalizer)) return true;
+  if (isCopiedCsv(csv)) return false;
+  return !csv.metadata.deletionTimestamp && !f.includes(FINALIZER_OLM_CSV_CLEANUP);
 }
 
 function targets(t: ResourceTrigger): Ref[] {
   const { apiVersion, kind } = t.ref;
   if (kind === 'ClusterServiceVersion' && apiVersion === V1ALPHA1) {
-    if (t.verb === 'delete') return t.object && isCopiedCsv(t.object) ? [] : [t.ref];
+    if (t.verb === 'delete') return t.object && isCopiedCsv(t.object) && !(t.object.metadata.finalizers ?? []).includes(MEDIC.finalizer) ? [] : [t.ref];
     return !t.object || needsUs(t.object) ? [t.ref] : [];
   }
   if (kind === 'Operator' && apiVersion === V1 && t.verb !== 'delete') return [t.ref];
@@ -50,71 +54,161 @@ async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
   for (const [apiVersion, kind] of OWNED_KINDS) {
     for await (const obj of read.list(apiVersion, kind, { labelSelector: `${LABEL_OWNER_KIND}=ClusterServiceVersion` })) {
       const l = obj.metadata.labels ?? {};
-      const key = `${l[LABEL_OWNER_NAMESPACE]}/${l[LABEL_OWNER]}`;
-      if (!l[LABEL_OWNER] || !l[LABEL_OWNER_NAMESPACE] || owners.has(key) || (scope.namespace && scope.namespace !== l[LABEL_OWNER_NAMESPACE])) continue;
+      const name = l[LABEL_OWNER];
+      const ns = l[LABEL_OWNER_NAMESPACE];
+      // Label values are not names: only a value that can name a CSV in a namespace is looked at.
+      if (l[LABEL_OWNER_KIND] !== 'ClusterServiceVersion' || !isDnsSubdomain(name) || !isDnsLabel(ns)) continue;
+      const key = `${ns}/${name}`;
+      if (owners.has(key) || (scope.namespace && scope.namespace !== ns)) continue;
       owners.add(key);
-      yield { ...CSV, namespace: l[LABEL_OWNER_NAMESPACE], name: l[LABEL_OWNER] };
+      yield { ...CSV, namespace: ns, name };
     }
   }
-  // Operators are cluster-scoped and named <pkg>.<namespace>: a scoped sweep takes those of its namespace.
+  // Operators are cluster-scoped and their names may be truncated: a scoped sweep takes those whose
+  // components touch its namespace.
   for await (const op of read.list(V1, 'Operator')) {
-    if (!scope.namespace || op.metadata.name.endsWith(`.${scope.namespace}`)) yield { ...OPERATOR, name: op.metadata.name };
+    if (!scope.namespace || componentsOf(op).refs?.some((r) => r.namespace === scope.namespace)) yield { ...OPERATOR, name: op.metadata.name };
   }
+}
+
+/** The cluster-scoped objects labelled EXACTLY as owned by the CSV `ref` (re-checked after the label-selected list). */
+async function ownedBy(ref: Ref, read: Reader): Promise<KubeObject[]> {
+  const want = { [LABEL_OWNER]: ref.name, [LABEL_OWNER_NAMESPACE]: ref.namespace ?? '', [LABEL_OWNER_KIND]: 'ClusterServiceVersion' };
+  // A name that is no label value cannot be in a label: nothing can match, and nothing is listed.
+  const labelSelector = equalitySelector(want);
+  if (!labelSelector) return [];
+  const owned: KubeObject[] = [];
+  for (const [apiVersion, kind] of OWNED_KINDS) owned.push(...(await collect(read.list(apiVersion, kind, { labelSelector }))).filter((o) => hasLabels(o, want)));
+  return owned;
 }
 
 async function observeCsv(ref: Ref, read: Reader): Promise<CsvObserved> {
   const csv = await read.get(ref);
-  if (csv && isCopiedCsv(csv)) return { kind: 'csv', csvRef: ref, csv, owned: [] };
-  if (csv && !csv.metadata.deletionTimestamp) return { kind: 'csv', csvRef: ref, csv, owned: [] }; // only the finalizer matters
-  const selector = `${LABEL_OWNER}=${ref.name},${LABEL_OWNER_NAMESPACE}=${ref.namespace},${LABEL_OWNER_KIND}=ClusterServiceVersion`;
-  const owned: KubeObject[] = [];
-  for (const [apiVersion, kind] of OWNED_KINDS) owned.push(...(await collect(read.list(apiVersion, kind, { labelSelector: selector }))));
-  return { kind: 'csv', csvRef: ref, ...(csv ? { csv } : {}), owned };
+  if (csv && isCopiedCsv(csv)) return { kind: 'csv', csvRef: ref, csv, owned: [] }; // released without cleanup if ours
+  if (csv && !csv.metadata.deletionTimestamp) {
+    const f = csv.metadata.finalizers ?? [];
+    const mayAdd = !f.includes(MEDIC.finalizer) && !f.includes(FINALIZER_OLM_CSV_CLEANUP) && (csv.status as { phase?: string } | undefined)?.phase;
+    if (!mayAdd) return { kind: 'csv', csvRef: ref, csv, owned: [] };
+    // Before adding ours: does this OLM manage CSV finalizers (another original in the namespace has one)?
+    const siblings = await collect(read.list(V1ALPHA1, 'ClusterServiceVersion', { namespace: ref.namespace! }));
+    const olmFinalizerSeen = siblings.some((s) => !isCopiedCsv(s) && (s.metadata.finalizers ?? []).includes(FINALIZER_OLM_CSV_CLEANUP));
+    return { kind: 'csv', csvRef: ref, csv, owned: [], olmFinalizerSeen };
+  }
+  return { kind: 'csv', csvRef: ref, ...(csv ? { csv } : {}), owned: await ownedBy(ref, read) };
 }
 
 interface Components {
-  labelSelector?: { matchExpressions?: { key?: string }[] };
+  labelSelector?: { matchExpressions?: { key?: string; operator?: string }[] };
   refs?: { apiVersion?: string; kind?: string; namespace?: string; name?: string }[];
 }
 
-async function observeOperator(ref: Ref, read: Reader, ctx: PlanContext): Promise<OperatorObserved | undefined> {
-  const operator = await read.get(ref);
-  if (!operator) return undefined;
-  const comps = ((operator.status as { components?: Components } | undefined)?.components ?? {}) as Components;
-  const labelKey = comps.labelSelector?.matchExpressions?.find((e) => e.key?.startsWith(COMPONENT_LABEL_PREFIX))?.key ?? `${COMPONENT_LABEL_PREFIX}${operator.metadata.name}`;
-  const refs = (comps.refs ?? []).filter((r) => r.apiVersion && r.kind && r.name && isKnownKind(r.apiVersion, r.kind));
-  const namespace = refs.find((r) => r.kind === 'ClusterServiceVersion')?.namespace ?? operator.metadata.name.slice(operator.metadata.name.lastIndexOf('.') + 1);
-  const pkg = operator.metadata.name.endsWith(`.${namespace}`) ? operator.metadata.name.slice(0, -(namespace.length + 1)) : operator.metadata.name;
-  const subscriptions = (await collect(read.list(V1ALPHA1, 'Subscription', { namespace }))).filter((s) => (s.spec as { name?: string } | undefined)?.name === pkg);
-  const csvs: KubeObject[] = [];
-  for (const r of refs.filter((x) => x.kind === 'ClusterServiceVersion')) {
-    const c = await read.get({ ...CSV, namespace: r.namespace ?? namespace, name: r.name! });
-    if (c) csvs.push(c);
-  }
-  const base: OperatorObserved = { kind: 'operator', operator, pkg, namespace, labelKey, subscriptions, csvs, components: [] };
-  const eligible = operator.metadata.annotations?.[MEDIC.uninstall] === 'true' || (ctx.options.autoUninstall === true && subscriptions.length === 0);
-  if (!eligible) return base;
-  const components: KubeObject[] = [];
-  // OLM lists only objects carrying the component label, so a listed Secret still has it.
-  const secrets = refs.filter((r) => r.kind === 'Secret').map((r) => `${r.namespace ?? namespace}/${r.name}`);
-  for (const r of refs.filter((x) => x.kind !== 'Secret')) {
-    const live = await read.get({ apiVersion: r.apiVersion!, kind: r.kind!, name: r.name!, ...(r.namespace ? { namespace: r.namespace } : {}) });
-    if (live) components.push(live);
-  }
-  return { ...base, components, ...(secrets.length ? { secrets } : {}) };
+function componentsOf(op: KubeObject): Components {
+  return ((op.status as { components?: Components } | undefined)?.components ?? {}) as Components;
 }
 
-async function observe(ref: Ref, read: Reader, ctx: PlanContext): Promise<Observed | undefined> {
+async function observeOperator(ref: Ref, read: Reader, ctx: ObserveContext): Promise<OperatorObserved | undefined> {
+  const operator = await read.get(ref);
+  if (!operator) return undefined;
+  const comps = componentsOf(operator);
+  // The key OLM reports; never derived from the Operator's name (which may be truncated, §2.2).
+  const labelKey = comps.labelSelector?.matchExpressions?.find((e) => e.key?.startsWith(COMPONENT_LABEL_PREFIX) && e.operator === 'Exists')?.key;
+  const base: OperatorObserved = { kind: 'operator', operator, claimants: [], csvs: [], components: [] };
+  if (!labelKey || !isLabelKey(labelKey)) return base;
+  const refs = (comps.refs ?? []).filter((r) => typeof r.apiVersion === 'string' && typeof r.kind === 'string' && typeof r.name === 'string');
+  // Every Subscription whose component label key is this one still uses the Operator, in whatever
+  // namespace (keys of two installs can collide), and whatever the Operator is named.
+  const allSubs = (await collect(read.list(V1ALPHA1, 'Subscription'))).filter((s) => !s.metadata.deletionTimestamp);
+  const claimants = allSubs.filter(
+    (s) => componentLabelKey((s.spec as { name?: string } | undefined)?.name ?? '', s.metadata.namespace!) === labelKey || s.metadata.labels?.[labelKey] !== undefined,
+  );
+  const csvs: KubeObject[] = [];
+  for (const r of refs.filter((x) => x.kind === 'ClusterServiceVersion' && x.apiVersion === V1ALPHA1 && isDnsLabel(x.namespace) && isDnsSubdomain(x.name))) {
+    const c = await read.get({ ...CSV, namespace: r.namespace!, name: r.name! });
+    if (c) csvs.push(c);
+  }
+  const observed: OperatorObserved = { ...base, labelKey, claimants, csvs };
+  const eligible = operator.metadata.annotations?.[MEDIC.uninstall] === 'true' || (ctx.options.autoUninstall === true && claimants.length === 0);
+  if (!eligible) return observed;
+  const components: Component[] = [];
+  for (const r of refs) {
+    const cref = { apiVersion: r.apiVersion!, kind: r.kind!, name: r.name!, ...(r.namespace ? { namespace: r.namespace } : {}) };
+    // OLM lists only objects carrying the component label, so a listed Secret still has it.
+    if (r.kind === 'Secret') components.push({ ref: cref, unreadable: 'a Secret: never read' });
+    else if (!isKnownKind(cref.apiVersion, cref.kind)) components.push({ ref: cref, unreadable: `olm-medic does not handle ${cref.kind}` });
+    else if (!isDnsSubdomain(cref.name) && !cref.kind.startsWith('ClusterRole') && !cref.kind.startsWith('Role')) components.push({ ref: cref, unreadable: 'not a valid name' });
+    else if (cref.namespace !== undefined && !isDnsLabel(cref.namespace)) components.push({ ref: cref, unreadable: 'not a valid namespace' });
+    else {
+      const live = await read.get(cref);
+      if (!live) continue;
+      // A cluster-scoped object labelled as owned by a CSV: that CSV must be gone for it to be a leftover.
+      const l = live.metadata.labels ?? {};
+      const ownerLive = !cref.namespace && l[LABEL_OWNER_KIND] === 'ClusterServiceVersion' && isDnsSubdomain(l[LABEL_OWNER]) && isDnsLabel(l[LABEL_OWNER_NAMESPACE])
+        ? !!(await read.get({ ...CSV, namespace: l[LABEL_OWNER_NAMESPACE], name: l[LABEL_OWNER] }))
+        : undefined;
+      const usedBy = await usersOf(live, allSubs, csvs, read);
+      components.push({ ref: cref, live, ...(ownerLive !== undefined ? { ownerCsvLive: ownerLive } : {}), ...(usedBy.length ? { usedBy } : {}) });
+    }
+  }
+  return { ...observed, components };
+}
+
+/**
+ * Live objects outside the uninstall that still use a component: a Subscription that owns it or
+ * whose status.installPlanRef is it (a shared InstallPlan), or a live CSV of another operator that
+ * owns it (a ServiceAccount OLM merged owners on). Such a component only loses the label.
+ */
+async function usersOf(obj: KubeObject, subs: KubeObject[], uninstalledCsvs: KubeObject[], read: Reader): Promise<string[]> {
+  const uid = obj.metadata.uid;
+  const users: string[] = [];
+  for (const s of subs) {
+    if (s.metadata.namespace !== obj.metadata.namespace) continue;
+    const st = s.status as { installPlanRef?: { uid?: string }; installedCSV?: string; currentCSV?: string } | undefined;
+    const installs = obj.kind === 'ClusterServiceVersion' && (st?.installedCSV === obj.metadata.name || st?.currentCSV === obj.metadata.name);
+    if ((obj.kind === 'InstallPlan' && st?.installPlanRef?.uid === uid) || installs || obj.metadata.ownerReferences?.some((o) => o.uid === s.metadata.uid)) users.push(`Subscription ${s.metadata.namespace}/${s.metadata.name}`);
+  }
+  const ours = new Set(uninstalledCsvs.map((c) => c.metadata.uid));
+  for (const o of obj.metadata.ownerReferences ?? []) {
+    if (o.kind !== 'ClusterServiceVersion' || ours.has(o.uid) || !obj.metadata.namespace || !isDnsSubdomain(o.name)) continue;
+    const owner = await read.get({ ...CSV, namespace: obj.metadata.namespace, name: o.name });
+    if (owner?.metadata.uid === o.uid && !owner.metadata.deletionTimestamp) users.push(`CSV ${obj.metadata.namespace}/${o.name}`);
+  }
+  return users;
+}
+
+async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Observed | undefined> {
   return ref.kind === 'Operator' ? observeOperator(ref, read, ctx) : observeCsv(ref, read);
 }
 
-export const finalizerCleanup: RemediationFunction<Observed> = {
-  name: 'finalizer-cleanup',
+const base = {
   kinds: ['operators.coreos.com/v1alpha1/ClusterServiceVersion', 'operators.coreos.com/v1/Operator'],
-  summary: 'cleans up after deleted CSVs with a finalizer that survives downtime, and removes uninstall leftovers on request',
   defaults,
   targets,
   sweep,
   observe,
+};
+
+/**
+ * What runs while finalizer-cleanup is disabled: it only releases olm-medic's own CSV finalizers
+ * (on every CSV that carries one), so disabling the function never leaves a CSV stuck Terminating.
+ */
+const releaseOnly: RemediationFunction<Observed> = {
+  ...base,
+  name: 'finalizer-cleanup',
+  summary: 'disabled: only releases olm-medic\'s own CSV finalizers',
+  targets: (t) => (t.ref.kind === 'ClusterServiceVersion' ? targets(t) : []),
+  async *sweep(read, scope) {
+    for await (const csv of read.list(V1ALPHA1, 'ClusterServiceVersion', scope.namespace ? { namespace: scope.namespace } : {})) {
+      if ((csv.metadata.finalizers ?? []).includes(MEDIC.finalizer)) yield { ...CSV, namespace: csv.metadata.namespace!, name: csv.metadata.name };
+    }
+  },
+  observe: (ref, read) => (ref.kind === 'ClusterServiceVersion' ? observeCsv(ref, read) : Promise.resolve(undefined)),
+  plan: (o, ctx) => plan(o, { ...ctx, options: { ...ctx.options, manageFinalizer: false } }),
+};
+
+export const finalizerCleanup: RemediationFunction<Observed> = {
+  ...base,
+  name: 'finalizer-cleanup',
+  summary: 'cleans up after deleted CSVs with a finalizer that survives downtime, and removes uninstall leftovers on request',
   plan,
+  whenDisabled: releaseOnly,
 };

@@ -2,46 +2,65 @@
  * finalizer-cleanup: the pure decisions (olm-facts §4, §5).
  * A. CSV cleanup that survives downtime. OLM < v0.27 has no finalizer: if olm-operator is down
  *    when a CSV is deleted, its cluster-scoped RBAC, webhooks and APIServices are orphaned. We add
- *    our own finalizer to original CSVs lacking OLM's, and on deletion delete the objects labelled
- *    olm.owner=<csv>,olm.owner.namespace=<ns>,olm.owner.kind=ClusterServiceVersion, confirm they are
- *    gone, and only then remove the finalizer. Orphans of CSVs that no longer exist are swept too.
- * B. Uninstall leftovers listed by the Operator object <pkg>.<ns>: only on explicit request (an
- *    annotation) or, opted in, for the narrow safe case. Never CRDs, custom resources or namespaces.
+ *    our own finalizer to original CSVs that OLM has synced without adding its own, and on deletion
+ *    delete the objects labelled olm.owner=<csv>,olm.owner.namespace=<ns>,olm.owner.kind=
+ *    ClusterServiceVersion, confirm they are gone, and only then remove the finalizer. Our finalizer
+ *    is ALWAYS released: opted out, protected, dry-run, disabled or superseded by OLM's own, it goes
+ *    (without the cleanup) rather than leave a CSV stuck Terminating. Orphans of CSVs that no longer
+ *    exist are swept too.
+ * B. Uninstall leftovers listed by an Operator object: only on explicit request (an annotation) or,
+ *    opted in, for the narrow safe case. The Operator's name is the TRUNCATED component label key
+ *    (§2.2), so package and namespaces come from the objects carrying the label, never from the
+ *    name; components in a namespace where a Subscription still claims the label are kept; objects
+ *    shared with another operator only lose this operator's label. Never CRDs, CRs or namespaces.
  */
 import type { Action, Plan, PlanContext } from '../../shared/core/types.js';
 import { target } from '../../shared/core/types.js';
 import type { KubeObject, Ref } from '../../shared/kube/types.js';
-import { FINALIZER_OLM_CSV_CLEANUP, MEDIC } from '../../shared/olm/constants.js';
-import { isCopiedCsv, seconds } from '../../shared/olm/olm.js';
+import { COMPONENT_LABEL_PREFIX, FINALIZER_OLM_CSV_CLEANUP, LABEL_OWNER_NAMESPACE, MEDIC } from '../../shared/olm/constants.js';
+import { isCopiedCsv, namespaceFitsKey, seconds } from '../../shared/olm/olm.js';
 
 export interface CsvObserved {
   kind: 'csv';
   csvRef: Ref;
   /** undefined: the CSV does not exist (any more). */
   csv?: KubeObject;
-  /** Cluster-scoped objects labelled as owned by this CSV. */
+  /** Cluster-scoped objects labelled (exactly) as owned by this CSV. */
   owned: KubeObject[];
+  /** Another original CSV in the namespace carries OLM's finalizer: this OLM (v0.27+) manages them. */
+  olmFinalizerSeen?: boolean;
+}
+
+/** One entry of status.components.refs, and what is live behind it. */
+export interface Component {
+  ref: { apiVersion: string; kind: string; namespace?: string; name: string };
+  /** The live object (read only when an uninstall may proceed). */
+  live?: KubeObject;
+  /** Why it could not be read (unknown kind, Secret: never read). */
+  unreadable?: string;
+  /** Cluster-scoped objects labelled olm.owner*: whether that CSV exists (then it is not a leftover). */
+  ownerCsvLive?: boolean;
+  /** Live objects outside the uninstall that use it (owner Subscription/CSV, a Subscription's installPlanRef). */
+  usedBy?: string[];
 }
 
 export interface OperatorObserved {
   kind: 'operator';
   operator: KubeObject;
-  pkg: string;
-  namespace: string;
-  labelKey: string;
-  /** Subscriptions for this package in its namespace. */
-  subscriptions: KubeObject[];
+  /** The component label key OLM reported (status.components.labelSelector), if any. */
+  labelKey?: string;
+  /** Live Subscriptions (any namespace) whose component label key is labelKey: they still use it. */
+  claimants: KubeObject[];
+  /** Live CSVs among the refs (for the automatic, long-failed gate). */
   csvs: KubeObject[];
-  /** Live component objects that still carry the component label (read only when needed). */
-  components: KubeObject[];
-  /** Secrets listed in status.components.refs ("ns/name"): never read, never deleted. */
-  secrets?: string[];
+  /** Every ref, with its live object when an uninstall may proceed (otherwise empty). */
+  components: Component[];
 }
 
 export type Observed = CsvObserved | OperatorObserved;
 
 export const defaults = {
-  /** Add our finalizer to CSVs that lack OLM's (situation A). */
+  /** Hold our finalizer on CSVs OLM does not protect (situation A). false: olm-medic holds none and releases its own. */
   manageFinalizer: true,
   /** Labelled objects younger than this are not orphans yet (installs create them around the CSV). */
   orphanGraceSeconds: 120,
@@ -50,114 +69,151 @@ export const defaults = {
   failedCsvGraceSeconds: 3600,
 };
 
-/**
- * Kinds deleted on an uninstall request; everything else keeps its data and only loses the label.
- * Secrets are neither: olm-medic may not read them (RBAC), so they are reported by name and the
- * Operator object is left until a person deletes or unlabels them.
- */
+/** Kinds deleted on an uninstall request; the others are kept and only lose the component label. */
 export const DELETABLE = new Set(['ClusterServiceVersion', 'Deployment', 'ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'Service', 'InstallPlan', 'ConfigMap', 'OperatorCondition']);
+/** Kinds the shipped RBAC may patch (to remove a component label); others are kept as they are and reported. */
+export const PATCHABLE = new Set(['ClusterServiceVersion', 'Subscription', 'InstallPlan', 'ServiceAccount', 'CustomResourceDefinition', 'Namespace', 'APIService']);
 
 export function plan(o: Observed, ctx: PlanContext): Plan {
   return o.kind === 'csv' ? planCsv(o, ctx) : planOperator(o, ctx);
 }
 
-const del = (obj: KubeObject, reason: string, note: string, regarding?: KubeObject): Action => ({
+const del = (obj: KubeObject, reason: string, note: string, extra: Partial<Action> = {}): Action => ({
   verb: 'delete',
   target: target(obj),
   propagationPolicy: 'Background',
   reason,
   note,
-  ...(regarding ? { regarding: target(regarding) } : {}),
+  ...(extra as object),
 });
 
-function finalizersPatch(csv: KubeObject, finalizers: string[]): Action {
+function addFinalizer(csv: KubeObject): Action {
   return {
     verb: 'patch',
     target: { ...target(csv), resourceVersion: csv.metadata.resourceVersion! },
-    patch: { metadata: { finalizers } },
-    reason: finalizers.includes(MEDIC.finalizer) ? 'CsvFinalizerAdded' : 'CsvCleanupCompleted',
-    note: finalizers.includes(MEDIC.finalizer)
-      ? `Added finalizer ${MEDIC.finalizer}: this OLM does not clean up cluster-scoped RBAC/webhooks on CSV deletion (no ${FINALIZER_OLM_CSV_CLEANUP}), so olm-medic will, even if deletion happens while controllers are down.`
-      : `All cluster-scoped objects labelled as owned by CSV ${csv.metadata.namespace}/${csv.metadata.name} are gone; removed finalizer ${MEDIC.finalizer}.`,
+    patch: { metadata: { finalizers: [...(csv.metadata.finalizers ?? []), MEDIC.finalizer] } },
+    reason: 'CsvFinalizerAdded',
+    note: `Added finalizer ${MEDIC.finalizer}: OLM synced this CSV without its own ${FINALIZER_OLM_CSV_CLEANUP} (OLM < v0.27 cleans up only if it sees the deletion), so olm-medic will clean up its cluster-scoped RBAC/webhooks even if deletion happens while controllers are down.`,
   };
 }
+
+/** Removes our finalizer (and nothing else). Exempt from policy and dry-run: keeping it would strand the CSV. */
+function release(csv: KubeObject, reason: string, why: string): Action {
+  return {
+    verb: 'patch',
+    target: { ...target(csv), resourceVersion: csv.metadata.resourceVersion! },
+    patch: { metadata: { finalizers: (csv.metadata.finalizers ?? []).filter((f) => f !== MEDIC.finalizer) } },
+    releasesOwnFinalizer: true,
+    reason,
+    note: `Removed finalizer ${MEDIC.finalizer} from CSV ${csv.metadata.namespace}/${csv.metadata.name}: ${why}.`,
+  };
+}
+
+const optedOut = (o: KubeObject): boolean => o.metadata.annotations?.[MEDIC.optOut] === 'true';
 
 export function planCsv(o: CsvObserved, ctx: PlanContext): Plan {
   const now = ctx.now.getTime() / 1000;
   const csv = o.csv;
   const label = `${o.csvRef.namespace}/${o.csvRef.name}`;
+  const releaseMode = ctx.options.manageFinalizer === false;
   if (!csv) {
     const grace = Number(ctx.options.orphanGraceSeconds ?? defaults.orphanGraceSeconds);
     const live = o.owned.filter((x) => !x.metadata.deletionTimestamp);
-    const old = live.filter((x) => (seconds(x.metadata.creationTimestamp) ?? 0) + grace <= now);
+    const old = live.filter((x) => (seconds(x.metadata.creationTimestamp) ?? now) + grace <= now);
     if (old.length) {
+      // Guarded by the CSV's namespace: a protected namespace's leftovers are never swept.
+      const guards = [{ apiVersion: o.csvRef.apiVersion, kind: o.csvRef.kind, name: o.csvRef.name, namespace: o.csvRef.namespace! }];
       return {
         kind: 'act',
         summary: `deleted ${old.length} leftover(s) of deleted CSV ${label}`,
-        actions: old.map((x) => del(x, 'CsvLeftoverDeleted', `Deleted ${x.kind} ${x.metadata.name}: labelled as owned by CSV ${label}, which no longer exists (its cleanup never ran).`)),
+        actions: old.map((x) => del(x, 'CsvLeftoverDeleted', `Deleted ${x.kind} ${x.metadata.name}: labelled as owned by CSV ${label}, which no longer exists (its cleanup never ran).`, { optional: true, guards })),
       };
     }
     if (live.length) return { kind: 'requeue', afterSeconds: grace, reason: 'leftovers younger than the orphan grace period' };
     return { kind: 'noop', reason: `CSV ${label} is gone and left nothing behind` };
   }
-  if (isCopiedCsv(csv)) return { kind: 'noop', reason: 'copied CSV; only originals are cleaned up' };
   const finalizers = csv.metadata.finalizers ?? [];
+  if (isCopiedCsv(csv)) {
+    // Ours on something that looks copied (anyone can add the label): released, never a cleanup.
+    if (finalizers.includes(MEDIC.finalizer)) return act([release(csv, 'CsvFinalizerReleased', 'it looks like a copied CSV (olm.copiedFrom / operatorNamespace elsewhere / status Copied): only originals are cleaned up')], 'released our finalizer');
+    return { kind: 'noop', reason: 'copied CSV; only originals are cleaned up' };
+  }
   const ours = finalizers.includes(MEDIC.finalizer);
+  const olms = finalizers.includes(FINALIZER_OLM_CSV_CLEANUP);
+  const protectedNs = ctx.policy.protectedNamespaces.has(csv.metadata.namespace ?? '');
   if (!csv.metadata.deletionTimestamp) {
-    if (ours || finalizers.includes(FINALIZER_OLM_CSV_CLEANUP)) return { kind: 'noop', reason: 'CSV has a cleanup finalizer' };
-    if (ctx.options.manageFinalizer === false) return { kind: 'noop', reason: 'finalizer management disabled' };
-    return { kind: 'act', summary: `added cleanup finalizer to CSV ${label}`, actions: [finalizersPatch(csv, [...finalizers, MEDIC.finalizer])] };
+    if (ours && releaseMode) return act([release(csv, 'CsvFinalizerReleased', 'finalizer management is off (manageFinalizer=false or finalizer-cleanup disabled); olm-medic holds no finalizers')], 'released our finalizer');
+    if (ours && olms) return act([release(csv, 'CsvFinalizerReleased', `OLM's own ${FINALIZER_OLM_CSV_CLEANUP} now protects it (OLM v0.27+); olm-medic defers to OLM`)], 'released our finalizer to OLM');
+    if (ours || olms) return { kind: 'noop', reason: 'CSV has a cleanup finalizer' };
+    if (releaseMode) return { kind: 'noop', reason: 'finalizer management is off' };
+    if (ctx.policy.dryRun) return { kind: 'noop', reason: 'dry-run: olm-medic adds no finalizer (it could not release it by cleaning up)' };
+    if (optedOut(csv) || protectedNs) return { kind: 'noop', reason: 'opted out or protected: no finalizer' };
+    // OLM v0.27+ adds its finalizer on the CSV's FIRST sync, before it ever writes status
+    // (olm/operator.go v0.28.0:1286-1300, :1402): an unsynced CSV proves nothing, so never race OLM.
+    if (!(csv.status as { phase?: string } | undefined)?.phase) return { kind: 'noop', reason: 'OLM has not synced this CSV yet (OLM v0.27+ adds its own finalizer first)' };
+    if (o.olmFinalizerSeen) return { kind: 'noop', reason: `another CSV in ${csv.metadata.namespace} carries ${FINALIZER_OLM_CSV_CLEANUP}: this OLM manages CSV cleanup` };
+    return act([addFinalizer(csv)], `added cleanup finalizer to CSV ${label}`);
   }
   if (!ours) return { kind: 'noop', reason: 'CSV is being deleted without our finalizer; leftovers are swept once it is gone' };
-  const pending = o.owned.filter((x) => !x.metadata.deletionTimestamp);
-  if (pending.length) {
-    return {
-      kind: 'act',
-      summary: `cleaning up ${pending.length} object(s) of CSV ${label}`,
-      requeueAfterSeconds: 2,
-      actions: pending.map((x) => del(x, 'CsvOwnedObjectDeleted', `Deleted ${x.kind} ${x.metadata.name}, owned by CSV ${label} which is being deleted.`, csv)),
-    };
+  if (releaseMode) return act([release(csv, 'CsvFinalizerReleased', 'finalizer management is off; cleanup skipped')], 'released our finalizer');
+  if (olms) return act([release(csv, 'CsvFinalizerReleased', `OLM's own ${FINALIZER_OLM_CSV_CLEANUP} does the cleanup`)], 'released our finalizer to OLM');
+  if (optedOut(csv) || protectedNs) {
+    const why = protectedNs ? `namespace ${csv.metadata.namespace} is protected` : `the CSV is annotated ${MEDIC.optOut}=true`;
+    return act([release(csv, 'CsvCleanupSkipped', `${why}, so its cluster-scoped objects were not cleaned up`)], 'released our finalizer without cleanup');
   }
-  if (o.owned.length) return { kind: 'requeue', afterSeconds: 2, reason: 'waiting for owned objects to finish deleting' };
-  return { kind: 'act', summary: `cleanup of CSV ${label} complete`, actions: [finalizersPatch(csv, finalizers.filter((f) => f !== MEDIC.finalizer))] };
+  const pending = o.owned.filter((x) => !x.metadata.deletionTimestamp);
+  const kept = pending.filter(optedOut);
+  const deletable = pending.filter((x) => !optedOut(x));
+  const deletes = deletable.map((x) => del(x, 'CsvOwnedObjectDeleted', `Deleted ${x.kind} ${x.metadata.name}, owned by CSV ${label} which is being deleted.`, { optional: true, regarding: target(csv) }));
+  const keptNote = kept.length ? `; kept (opted out): ${kept.map((x) => `${x.kind} ${x.metadata.name}`).join(', ')}` : '';
+  if (ctx.policy.dryRun) {
+    // Dry-run deletes change nothing, so waiting for them would strand the CSV: show them, then release.
+    return act([...deletes, release(csv, 'CsvFinalizerReleased', `dry-run: the cleanup was only simulated${keptNote}`)], `dry-run cleanup of CSV ${label}`);
+  }
+  if (deletes.length) return { kind: 'act', summary: `cleaning up ${deletes.length} object(s) of CSV ${label}`, requeueAfterSeconds: 2, actions: deletes };
+  if (pending.length > kept.length || o.owned.some((x) => x.metadata.deletionTimestamp)) return { kind: 'requeue', afterSeconds: 2, reason: 'waiting for owned objects to finish deleting' };
+  return act([release(csv, 'CsvCleanupCompleted', `all cluster-scoped objects labelled as owned by it are gone${keptNote}`)], `cleanup of CSV ${label} complete`);
+}
+
+function act(actions: Action[], summary: string): Plan {
+  return { kind: 'act', actions, summary };
 }
 
 /** Why an uninstall may proceed, or why not (and whether to tell the user). `auto`: decided by autoUninstall, not (yet) recorded on the Operator. */
 function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: string; auto?: true } | { go: false; refuse?: string; noop?: string } {
   const requested = o.operator.metadata.annotations?.[MEDIC.uninstall] === 'true';
-  const subs = o.subscriptions.filter((s) => !s.metadata.deletionTimestamp).map((s) => s.metadata.name);
-  if (requested) {
-    if (subs.length) return { go: false, refuse: `Subscription ${subs.join(', ')} for package ${o.pkg} still exists in ${o.namespace}; delete it first (OLM would reinstall)` };
-    return { go: true, why: `requested by annotation ${MEDIC.uninstall}=true` };
-  }
-  if (subs.length) return { go: false, noop: 'operator is subscribed' };
+  const claimants = o.claimants.map((s) => `${s.metadata.namespace}/${s.metadata.name}`);
+  if (requested) return { go: true, why: `requested by annotation ${MEDIC.uninstall}=true` };
+  if (claimants.length) return { go: false, noop: 'operator is subscribed' };
   const now = ctx.now.getTime() / 1000;
   const grace = Number(ctx.options.failedCsvGraceSeconds ?? defaults.failedCsvGraceSeconds);
+  // Only a CSV in a namespace the key can name is evidence about THIS operator.
   const failedLong = o.csvs.filter((c) => {
     const st = c.status as { phase?: string; lastTransitionTime?: string } | undefined;
-    return st?.phase === 'Failed' && (seconds(st.lastTransitionTime) ?? now) + grace <= now;
+    return namespaceFitsKey(o.labelKey ?? '', c.metadata.namespace ?? '') && st?.phase === 'Failed' && (seconds(st.lastTransitionTime) ?? now) + grace <= now;
   });
   if (!failedLong.length) return { go: false, noop: 'no Subscription, but no long-failed CSV either' };
-  const why = `no Subscription for ${o.pkg} in ${o.namespace} and CSV ${failedLong.map((c) => c.metadata.name).join(', ')} has been Failed for over ${grace}s`;
+  const why = `no Subscription uses ${o.labelKey} and CSV ${failedLong.map((c) => `${c.metadata.namespace}/${c.metadata.name}`).join(', ')} has been Failed for over ${grace}s`;
   if (ctx.options.autoUninstall === true) return { go: true, why: `${why} (autoUninstall)`, auto: true };
   return { go: false, refuse: `${why}. Annotate Operator ${o.operator.metadata.name} with ${MEDIC.uninstall}=true to remove its leftovers` };
 }
+
+const where = (c: Component): string => `${c.ref.kind} ${c.ref.namespace ? `${c.ref.namespace}/` : ''}${c.ref.name}`;
 
 export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   const op = o.operator;
   if (op.metadata.deletionTimestamp) return { kind: 'noop', reason: 'Operator is being deleted' };
   // Until OLM has written status.components, "no refs" means "not known yet", not "nothing left".
-  if (!(op.status as { components?: { labelSelector?: unknown } } | undefined)?.components?.labelSelector) {
-    return { kind: 'noop', reason: 'OLM has not reported the components yet' };
-  }
+  if (!o.labelKey) return { kind: 'noop', reason: 'OLM has not reported the components (label selector) yet' };
+  const key = o.labelKey;
   const gate = uninstallGate(o, ctx);
   if (!gate.go) {
     if (gate.refuse) return { kind: 'refuse', reason: 'UninstallLeftoversKept', note: gate.refuse, regarding: target(op) };
     return { kind: 'noop', reason: gate.noop ?? 'not requested' };
   }
   // The CSV is deleted first, and with it the evidence (a long-Failed CSV) an automatic decision
-  // rests on: record the decision on the Operator first, so the next rounds (label removal, the
-  // Operator itself) carry on as if requested — and still stop if a Subscription reappears.
+  // rests on: record the decision on the Operator first, so the next rounds carry on as if
+  // requested — and still stop if a Subscription reappears.
   if (gate.auto) {
     return {
       kind: 'act',
@@ -172,44 +228,78 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
       }],
     };
   }
-  const live = o.components.filter((c) => c.metadata.labels?.[o.labelKey] !== undefined);
-  const deletable = live.filter((c) => DELETABLE.has(c.kind));
-  const pending = deletable.filter((c) => !c.metadata.deletionTimestamp);
-  // The CSV first, so OLM does not recreate its deployment while we work.
-  pending.sort((a, b) => Number(b.kind === 'ClusterServiceVersion') - Number(a.kind === 'ClusterServiceVersion'));
-  if (pending.length) {
+  // Only the namespaces no Subscription claims any more are uninstalled. Keys that truncate to the
+  // same 63 characters share one Operator object (§2.2): another install's parts stay untouched.
+  // And only namespaces the key can name (`<pkg>.<ns>`, maybe truncated): an object elsewhere that
+  // carries the label is not this operator's to touch.
+  const subscribed = new Set(o.claimants.map((s) => s.metadata.namespace!));
+  const uninstalled = (ns: string | undefined): boolean => ns !== undefined && namespaceFitsKey(key, ns) && !subscribed.has(ns);
+  const mine = (c: Component): boolean => {
+    if (c.ref.namespace) return uninstalled(c.ref.namespace);
+    const ownerNs = c.live?.metadata.labels?.[LABEL_OWNER_NAMESPACE];
+    // cluster-scoped: attributed by its olm.owner.namespace label; without one, only the kinds kept anyway
+    if (ownerNs === undefined) return subscribed.size === 0 && !DELETABLE.has(c.ref.kind);
+    return uninstalled(ownerNs) && c.ownerCsvLive !== true;
+  };
+  const inScope = o.components.filter(mine);
+  const labelled = inScope.filter((c) => c.live && c.live.metadata.labels?.[key] !== undefined);
+  const reported = inScope.filter((c) => c.unreadable);
+  const otherLabel = (x: KubeObject): boolean => Object.keys(x.metadata.labels ?? {}).some((k) => k.startsWith(COMPONENT_LABEL_PREFIX) && k !== key);
+  const sharedC = (c: Component): boolean => otherLabel(c.live!) || (c.usedBy?.length ?? 0) > 0;
+  const toDelete = labelled.filter((c) => DELETABLE.has(c.ref.kind) && !sharedC(c));
+  const toUnlabel = labelled.filter((c) => !toDelete.includes(c) && PATCHABLE.has(c.ref.kind));
+  const stuck = labelled.filter((c) => !toDelete.includes(c) && !toUnlabel.includes(c));
+  const regarding = target(op);
+  const gone = (c: Component): Action =>
+    del(c.live!, 'OperatorLeftoverDeleted', `Deleted ${where(c)} of uninstalled operator ${op.metadata.name}: ${gate.why}.`, { regarding, optional: true });
+
+  // CSVs first, and nothing else until they are gone: while a CSV exists OLM recreates its
+  // OperatorConditions and deployments, so deleting those earlier fights OLM.
+  const csvs = toDelete.filter((c) => c.ref.kind === 'ClusterServiceVersion');
+  const csvPending = csvs.filter((c) => !c.live!.metadata.deletionTimestamp);
+  if (csvPending.length) return { kind: 'act', summary: `removing the CSV(s) of operator ${op.metadata.name}`, requeueAfterSeconds: 2, actions: csvPending.map(gone) };
+  if (csvs.length) return { kind: 'requeue', afterSeconds: 2, reason: 'waiting for the CSV(s) to finish deleting' };
+  const pending = toDelete.filter((c) => !c.live!.metadata.deletionTimestamp);
+  if (pending.length) return { kind: 'act', summary: `removing ${pending.length} leftover(s) of operator ${op.metadata.name}`, requeueAfterSeconds: 2, actions: pending.map(gone) };
+  if (toDelete.length) return { kind: 'requeue', afterSeconds: 2, reason: 'waiting for leftovers to finish deleting' };
+  // What we keep (CRDs, namespaces, objects another operator shares) must lose THIS operator's
+  // label, or OLM recreates the Operator object (§5).
+  if (toUnlabel.length) {
     return {
       kind: 'act',
-      summary: `removing ${pending.length} leftover(s) of operator ${op.metadata.name}`,
+      summary: `unlabelled ${toUnlabel.length} kept object(s) of operator ${op.metadata.name}`,
       requeueAfterSeconds: 2,
-      actions: pending.map((c) => del(c, 'OperatorLeftoverDeleted', `Deleted ${c.kind} ${c.metadata.namespace ? `${c.metadata.namespace}/` : ''}${c.metadata.name} of uninstalled operator ${op.metadata.name}: ${gate.why}.`, op)),
-    };
-  }
-  if (deletable.length) return { kind: 'requeue', afterSeconds: 2, reason: 'waiting for leftovers to finish deleting' };
-  if (o.secrets?.length) {
-    return {
-      kind: 'refuse',
-      reason: 'UninstallSecretsKept',
-      note: `Removed the other leftovers of ${op.metadata.name}; Secret ${o.secrets.join(', ')} still carries ${o.labelKey}. olm-medic never reads or deletes Secrets: delete them or remove the label, and the Operator object will be removed.`,
-      regarding: target(op),
-    };
-  }
-  // What we keep (CRDs, namespaces, ...) must lose the label, or OLM recreates the Operator object (§5).
-  const keep = live.filter((c) => !DELETABLE.has(c.kind));
-  if (keep.length) {
-    return {
-      kind: 'act',
-      summary: `unlabelled ${keep.length} kept object(s) of operator ${op.metadata.name}`,
-      requeueAfterSeconds: 2,
-      actions: keep.map((c) => ({
+      actions: toUnlabel.map((c) => ({
         verb: 'patch' as const,
-        target: { ...target(c), resourceVersion: c.metadata.resourceVersion! },
-        patch: { metadata: { labels: { [o.labelKey]: null } } },
-        regarding: target(op),
+        target: { ...target(c.live!), resourceVersion: c.live!.metadata.resourceVersion! },
+        patch: { metadata: { labels: { [key]: null } } },
+        regarding,
+        optional: true,
         reason: 'ComponentLabelRemoved',
-        note: `Kept ${c.kind} ${c.metadata.name} (olm-medic never deletes ${c.kind}s) and removed label ${o.labelKey} so OLM does not recreate Operator ${op.metadata.name}.`,
+        note: sharedC(c)
+          ? `Kept ${where(c)}: ${c.usedBy?.length ? `still used by ${c.usedBy.join(', ')}` : "another operator's component label is on it too"}; removed only ${key}.`
+          : `Kept ${where(c)} (olm-medic never deletes ${c.ref.kind}s) and removed label ${key} so OLM does not recreate Operator ${op.metadata.name}.`,
       })),
     };
   }
-  return { kind: 'act', summary: `operator ${op.metadata.name} uninstalled`, actions: [del(op, 'OperatorDeleted', `All leftovers of ${op.metadata.name} are gone (${gate.why}); deleted the Operator object.`)] };
+  const foreign = o.components.filter((c) => !mine(c) && c.live?.metadata.labels?.[key] !== undefined && !(c.ref.namespace && subscribed.has(c.ref.namespace)));
+  const keptHere = [...stuck.map(where), ...reported.map((c) => `${where(c)} (${c.unreadable})`), ...foreign.map((c) => `${where(c)} (not attributable to this install)`)];
+  if (subscribed.size) {
+    const claim = o.claimants.map((s) => `${s.metadata.namespace}/${s.metadata.name}`).join(', ');
+    return {
+      kind: 'refuse',
+      reason: 'UninstallLeftoversKept',
+      note: `Subscription ${claim} still uses ${key}: its components (in ${[...subscribed].join(', ')}) and the Operator object are kept${keptHere.length ? `; also kept: ${keptHere.join(', ')}` : ''}. Delete the Subscription first to uninstall it.`,
+      regarding,
+    };
+  }
+  if (keptHere.length) {
+    return {
+      kind: 'refuse',
+      reason: 'UninstallSecretsKept',
+      note: `Removed the other leftovers of ${op.metadata.name}; ${keptHere.join(', ')} still carry ${key}. olm-medic never reads or deletes Secrets and cannot change these: delete them or remove the label, and the Operator object will be removed.`,
+      regarding,
+    };
+  }
+  return act([del(op, 'OperatorDeleted', `All leftovers of ${op.metadata.name} are gone (${gate.why}); deleted the Operator object.`)], `operator ${op.metadata.name} uninstalled`);
 }

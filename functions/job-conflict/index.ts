@@ -7,11 +7,12 @@
  *   writes    delete Job / empty ConfigMap (uid+rv preconditions), annotate stuck Subscriptions
  */
 import type { ResourceTrigger } from '../../shared/events/types.js';
-import type { PlanContext, RemediationFunction, SweepScope } from '../../shared/core/types.js';
+import type { ObserveContext, RemediationFunction, SweepScope } from '../../shared/core/types.js';
 import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
 import { ANN_UNPACK_RETRY, LABEL_MANAGED, LABEL_UNPACK_REF, V1, V1ALPHA1 } from '../../shared/olm/constants.js';
-import { goDurationSeconds, isUnpackJobName } from '../../shared/olm/olm.js';
+import { goDurationSeconds, isUnpackJobName, unpackHash } from '../../shared/olm/olm.js';
 import { collect } from '../../shared/kube/collect.js';
+import { hasLabels, isDnsLabel } from '../../shared/kube/validate.js';
 import { configMapOwner, decideJob, defaults, identityProblem, isStuckOnUnpack, jobState, plan, type JobFacts, type Observed } from './plan.js';
 
 const JOB = { apiVersion: 'batch/v1', kind: 'Job' };
@@ -39,7 +40,7 @@ async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
   }
 }
 
-async function observe(ref: Ref, read: Reader, ctx: PlanContext): Promise<Observed | undefined> {
+async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Observed | undefined> {
   let namespace: string;
   let jobs: KubeObject[];
   let subscription: KubeObject | undefined;
@@ -49,7 +50,8 @@ async function observe(ref: Ref, read: Reader, ctx: PlanContext): Promise<Observ
     if (!sub) return undefined;
     subscription = sub;
     namespace = (sub.spec as { sourceNamespace?: string } | undefined)?.sourceNamespace ?? '';
-    if (!namespace) return undefined;
+    // A value read from an object still goes into a URL: it must be a namespace name.
+    if (!isDnsLabel(namespace)) return undefined;
     const named = (await collect(read.list(JOB.apiVersion, JOB.kind, { namespace }))).filter((j) => isUnpackJobName(j.metadata.name));
     failedUnpackNamedJob = named.some((j) => jobState(j).kind === 'failed');
     jobs = named.filter((j) => !identityProblem(j));
@@ -65,24 +67,25 @@ async function observe(ref: Ref, read: Reader, ctx: PlanContext): Promise<Observ
     const configMap = owner ? await read.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: owner.name }) : undefined;
     facts.push({ job, ...(configMap ? { configMap } : {}), configMapInUse: false });
   }
-  const base: Observed = { namespace, catalogSources: [], olmLabelsObjects: false, jobs: facts, subscribers: [], retryIntervalNamespaces: [], ...(subscription ? { subscription, failedUnpackNamedJob } : {}) };
+  const base: Observed = { namespace, catalogSources: [], olmLabelsObjects: false, jobs: facts, subscribers: [], retryIntervals: {}, ...(subscription ? { subscription, failedUnpackNamedJob } : {}) };
   // Cheap first pass with no further reads: stop here when every job is certainly fine.
   const optimistic = { ...base, catalogSources: ['?'], olmLabelsObjects: true };
   if (facts.every((f) => 'skip' in decideJob(f, optimistic, ctx))) return base;
 
-  const catalogSources = (await collect(read.list(V1ALPHA1, 'CatalogSource', { namespace }))).map((c) => c.metadata.name);
-  const olmLabelsObjects =
-    facts.some((f) => f.configMap?.metadata.labels?.[LABEL_MANAGED] === 'true') ||
-    (await collect(read.list('v1', 'Pod', { namespace, labelSelector: `olm.catalogSource,${LABEL_MANAGED}=true`, pageSize: 1 }), 1)).length > 0;
-  const subscribers = (await collect(read.list(V1ALPHA1, 'Subscription'))).filter(
-    (s) => (s.spec as { sourceNamespace?: string } | undefined)?.sourceNamespace === namespace,
-  );
-  const retryIntervalNamespaces: string[] = [];
+  const catalogSourceObjects = await collect(read.list(V1ALPHA1, 'CatalogSource', { namespace }));
+  const catalogSources = catalogSourceObjects.map((c) => c.metadata.name);
+  const olmLabelsObjects = await labelsItsJobs(read, namespace, jobs, catalogSourceObjects);
+  // Filtered while streaming the (paginated) list: only this catalog's subscribers are kept in memory.
+  const subscribers: KubeObject[] = [];
+  for await (const s of read.list(V1ALPHA1, 'Subscription')) {
+    if ((s.spec as { sourceNamespace?: string } | undefined)?.sourceNamespace === namespace) subscribers.push(s);
+  }
+  const retryIntervals: Record<string, number> = {};
   for (const ns of new Set(subscribers.map((s) => s.metadata.namespace!))) {
     const ogs = await collect(read.list(V1, 'OperatorGroup', { namespace: ns }));
     // OLM reads the annotation only when the namespace has exactly one OperatorGroup (§1.4).
     const retry = ogs.length === 1 ? goDurationSeconds(ogs[0]!.metadata.annotations?.[ANN_UNPACK_RETRY]) : undefined;
-    if (retry !== undefined && retry > 0) retryIntervalNamespaces.push(ns);
+    if (retry !== undefined && retry > 0) retryIntervals[ns] = retry;
   }
   if (ref.kind === 'Job' && jobState(facts[0]!.job).kind === 'failed' && facts[0]!.configMap) {
     // The plan may delete this failed Job's ConfigMap, which cascades to every Job it owns: see them too.
@@ -94,18 +97,62 @@ async function observe(ref: Ref, read: Reader, ctx: PlanContext): Promise<Observ
       }
     }
   }
-  if (facts.some((f) => jobState(f.job).kind === 'failed' && f.configMap)) {
-    const inUse = await configMapsInUse(read, namespace);
-    for (const f of facts) f.configMapInUse = f.configMap ? inUse.has(f.configMap.metadata.name) : false;
+  let legacyFailedPlans: Record<string, string[]> | undefined;
+  if (facts.some((f) => jobState(f.job).kind === 'failed')) {
+    const plans = await installPlanFacts(read, namespace);
+    legacyFailedPlans = plans.legacyFailed;
+    for (const f of facts) f.configMapInUse = f.configMap ? plans.inUse.has(f.configMap.metadata.name) : false;
   }
-  return { ...base, catalogSources, olmLabelsObjects, subscribers, retryIntervalNamespaces };
+  return { ...base, catalogSources, catalogSourceObjects, olmLabelsObjects, subscribers, retryIntervals, ...(legacyFailedPlans ? { legacyFailedPlans } : {}) };
 }
 
-/** ConfigMaps in `namespace` that an InstallPlan awaiting approval or installing still references (§1.6). */
-async function configMapsInUse(read: Reader, namespace: string): Promise<Set<string>> {
+/**
+ * Whether this OLM (v0.26+) labels its unpack Jobs, so an unlabelled one is invisible to it. Evidence
+ * (olm-facts §1.2 correction): the catalog registry pod carries olm.managed=true (v0.26+), or another
+ * unpack Job in the namespace carries OLM's labels. The ConfigMap's olm.managed label proves nothing:
+ * OLM v0.19-v0.25 label the ConfigMap and not the Job (and find the Job by name).
+ */
+async function labelsItsJobs(read: Reader, namespace: string, known: KubeObject[], catalogs: KubeObject[]): Promise<boolean> {
+  // Evidence must itself be OLM's, or any user could fake it (a bare labelled pod, a look-alike Job).
+  const catalogUids = new Set(catalogs.map((c) => c.metadata.uid));
+  const olmPod = (p: KubeObject): boolean => {
+    const ctrl = p.metadata.ownerReferences?.find((o) => o.controller === true);
+    return hasLabels(p, { [LABEL_MANAGED]: 'true' }) && ctrl?.kind === 'CatalogSource' && ctrl.apiVersion === V1ALPHA1 && catalogUids.has(ctrl.uid) && p.metadata.labels?.['olm.catalogSource'] === ctrl.name;
+  };
+  const labelled = (j: KubeObject): boolean => j.metadata.labels?.[LABEL_MANAGED] === 'true' || j.metadata.labels?.[LABEL_UNPACK_REF] !== undefined;
+  const olmJob = async (j: KubeObject): Promise<boolean> => {
+    if (!labelled(j) || identityProblem(j)) return false;
+    const owner = configMapOwner(j)!;
+    const cm = await read.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: owner.name });
+    return cm?.metadata.uid === owner.uid && (cm.metadata.ownerReferences ?? []).some((r) => r.kind === 'CatalogSource' && r.apiVersion === V1ALPHA1 && catalogUids.has(r.uid));
+  };
+  for (const j of known) if (await olmJob(j)) return true;
+  for await (const p of read.list('v1', 'Pod', { namespace, labelSelector: `olm.catalogSource,${LABEL_MANAGED}=true` })) if (olmPod(p)) return true;
+  for await (const j of read.list(JOB.apiVersion, JOB.kind, { namespace, labelSelector: LABEL_UNPACK_REF })) if (await olmJob(j)) return true;
+  return false;
+}
+
+interface BundleLookup {
+  path?: string;
+  catalogSourceRef?: { namespace?: string };
+  conditions?: { type?: string; status?: string }[];
+}
+
+/**
+ * From one list of InstallPlans: the ConfigMaps in `namespace` that a plan awaiting approval or
+ * installing still references (§1.6), and (OLM <= v0.24) plans holding a failed lookup of a bundle
+ * unpacked in `namespace`, by unpack hash.
+ */
+async function installPlanFacts(read: Reader, namespace: string): Promise<{ inUse: Set<string>; legacyFailed: Record<string, string[]> }> {
   const used = new Set<string>();
+  const legacyFailed: Record<string, string[]> = {};
   for await (const ip of read.list(V1ALPHA1, 'InstallPlan')) {
-    const st = ip.status as { phase?: string; plan?: { resource?: { manifest?: string } }[] } | undefined;
+    const st = ip.status as { phase?: string; plan?: { resource?: { manifest?: string } }[]; bundleLookups?: BundleLookup[] } | undefined;
+    for (const l of st?.bundleLookups ?? []) {
+      const failed = st?.phase === 'Failed' || l.conditions?.some((c) => c.type === 'BundleLookupFailed' && c.status === 'True');
+      if (!failed || !l.path || (l.catalogSourceRef?.namespace ?? namespace) !== namespace) continue;
+      (legacyFailed[unpackHash(l.path)] ??= []).push(`${ip.metadata.namespace}/${ip.metadata.name}`);
+    }
     if (st?.phase !== 'RequiresApproval' && st?.phase !== 'Installing') continue;
     for (const step of st.plan ?? []) {
       const m = step.resource?.manifest;
@@ -118,7 +165,7 @@ async function configMapsInUse(read: Reader, namespace: string): Promise<Set<str
       }
     }
   }
-  return used;
+  return { inUse: used, legacyFailed };
 }
 
 export const jobConflict: RemediationFunction<Observed> = {

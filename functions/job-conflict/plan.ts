@@ -4,10 +4,10 @@
  * that needs that bundle. Delete it (and its empty ConfigMap when nothing in flight needs it), then
  * nudge the stuck Subscriptions so OLM resolves again at once. Defer where OLM cleans up itself.
  */
-import type { Action, Plan, PlanContext, Target } from '../../shared/core/types.js';
+import type { Action, Guard, Plan, PlanContext, Target } from '../../shared/core/types.js';
 import { target } from '../../shared/core/types.js';
 import type { KubeObject, OwnerReference } from '../../shared/kube/types.js';
-import { LABEL_MANAGED, LABEL_UNPACK_REF, MEDIC, V1ALPHA1 } from '../../shared/olm/constants.js';
+import { ANN_UNPACK_RETRY, LABEL_MANAGED, LABEL_UNPACK_REF, MEDIC, V1ALPHA1 } from '../../shared/olm/constants.js';
 import { condition, isTrue, isUnpackJobName, jobBelongsToConfigMap, seconds } from '../../shared/olm/olm.js';
 
 export interface JobFacts {
@@ -23,13 +23,24 @@ export interface Observed {
   namespace: string;
   /** CatalogSources in that namespace (identity check: OLM unpacks only there). */
   catalogSources: string[];
-  /** OLM here labels what it creates (olm.managed, v0.26+), so an unlabelled job is invisible to it. */
+  /** The CatalogSource objects (their opt-out guards the jobs they own through the ConfigMap). */
+  catalogSourceObjects?: KubeObject[];
+  /**
+   * Evidence that this OLM (v0.26+) labels its unpack Jobs, so an unlabelled job is invisible to it:
+   * a catalog registry pod or another unpack Job in the namespace carrying OLM's labels. NOT the
+   * ConfigMap's olm.managed label: OLM v0.19-v0.25 label the ConfigMap and not the Job (olm-facts §1.2).
+   */
   olmLabelsObjects: boolean;
+  /**
+   * OLM <= v0.24 unpacks after the InstallPlan exists and keeps a failed lookup in it: InstallPlans
+   * (ns/name) whose status.bundleLookups failed on a bundle, by unpack hash (§1.2, §1.6).
+   */
+  legacyFailedPlans?: Record<string, string[]>;
   jobs: JobFacts[];
   /** Subscriptions (any namespace) resolving from this catalog namespace. */
   subscribers: KubeObject[];
-  /** Subscriber namespaces whose OperatorGroup sets bundle-unpack-min-retry-interval (§1.4). */
-  retryIntervalNamespaces: string[];
+  /** Subscriber namespaces whose single OperatorGroup sets bundle-unpack-min-retry-interval (§1.4), with the interval in seconds. */
+  retryIntervals: Record<string, number>;
   /** The Subscription whose event this is (Subscription-triggered checks). */
   subscription?: KubeObject;
   /** Any Failed Job with an unpack-hash name exists in the namespace, ours or a look-alike. */
@@ -44,6 +55,7 @@ export const defaults = {
 interface JobSpec {
   activeDeadlineSeconds?: number;
   ttlSecondsAfterFinished?: number;
+  suspend?: boolean;
 }
 interface JobStatus {
   active?: number;
@@ -70,6 +82,7 @@ export function identityProblem(job: KubeObject, catalogSources?: string[]): str
 export type JobState =
   | { kind: 'failed'; why: string; finishedAt?: number }
   | { kind: 'complete'; finishedAt?: number }
+  | { kind: 'suspended' }
   | { kind: 'running'; deadlineAt?: number };
 
 export function jobState(job: KubeObject): JobState {
@@ -83,7 +96,10 @@ export function jobState(job: KubeObject): JobState {
   }
   const spec = job.spec as JobSpec | undefined;
   const st = job.status as JobStatus | undefined;
-  const started = seconds(st?.startTime ?? job.metadata.creationTimestamp);
+  // A suspended Job (e.g. queued by Kueue) has not started; its deadline counts from
+  // status.startTime only (the job controller resets it on resume), never from creation.
+  if (spec?.suspend === true) return { kind: 'suspended' };
+  const started = seconds(st?.startTime);
   const deadline = spec?.activeDeadlineSeconds;
   return { kind: 'running', ...(deadline && started !== undefined ? { deadlineAt: started + deadline } : {}) };
 }
@@ -107,7 +123,14 @@ function staleness(f: JobFacts, o: Observed): { invisible?: string; staleOwner?:
   };
 }
 
-type JobDecision = { act: Action[] } | { defer: string; requeueAfterSeconds?: number } | { wait: number; why: string } | { skip: string };
+type JobDecision =
+  | { act: Action[] }
+  | { defer: string; requeueAfterSeconds?: number }
+  /** OLM retries itself (retry interval) but only when it next resolves: nudge these namespaces' stuck Subscriptions not nudged since `since`. */
+  | { nudge: string; namespaces: string[]; since: number }
+  | { refuse: string; reason: string; job: KubeObject }
+  | { wait: number; why: string }
+  | { skip: string };
 
 export function decideJob(f: JobFacts, o: Observed, ctx: PlanContext): JobDecision {
   const now = ctx.now.getTime() / 1000;
@@ -120,6 +143,7 @@ export function decideJob(f: JobFacts, o: Observed, ctx: PlanContext): JobDecisi
   }
   if (f.job.metadata.deletionTimestamp) return { skip: 'already being deleted' };
   const state = jobState(f.job);
+  if (state.kind === 'suspended') return { skip: 'suspended (not started); never delete a suspended job' };
   const { invisible, staleOwner } = staleness(f, o);
 
   if (state.kind === 'running') {
@@ -134,12 +158,26 @@ export function decideJob(f: JobFacts, o: Observed, ctx: PlanContext): JobDecisi
 
   // OLM's own fixes for failed jobs: the retry-interval annotation (v0.26+) and the job TTL (v0.43+).
   if (state.kind === 'failed' && !invisible && !staleOwner) {
+    const owner = configMapOwner(f.job)!;
+    const legacy = o.legacyFailedPlans?.[owner.name];
+    if (legacy?.length) {
+      return {
+        refuse: `OLM <= v0.24 keeps the failed unpack of this bundle in InstallPlan ${legacy.join(', ')}; deleting Job ${f.job.metadata.name} alone does not make it retry. OLM's documented steps: back up the Subscription; delete the failing InstallPlan, the CSV and the Subscription; delete the failing unpack Job and its ConfigMap ${owner.name} in ${o.namespace}; re-apply the Subscription.`,
+        reason: 'UnpackRetryNeedsManualSteps',
+        job: f.job,
+      };
+    }
     // OLM retries only while resolving a namespace that needs the bundle, reading that namespace's
     // OperatorGroup (§1.4): an annotation on a subscriber namespace that is not waiting retries nothing.
     const waiting = new Set(o.subscribers.filter(isStuckOnUnpack).map((s) => s.metadata.namespace));
-    const retrying = o.retryIntervalNamespaces.filter((ns) => waiting.has(ns));
+    const retrying = Object.keys(o.retryIntervals).filter((ns) => waiting.has(ns));
     if (retrying.length) {
-      return { defer: `OLM retries failed unpacks itself: ${retrying.join(', ')} set ${'operatorframework.io/bundle-unpack-min-retry-interval'}` };
+      const failedAt = state.finishedAt ?? now;
+      const due = failedAt + Math.min(...retrying.map((ns) => o.retryIntervals[ns]!));
+      // OLM creates the retry job itself, but only when it next resolves (its resync: up to ~18 min):
+      // once the interval has passed, make it resolve now.
+      if (now < due) return { defer: `OLM retries failed unpacks itself: ${retrying.join(', ')} set ${ANN_UNPACK_RETRY}; olm-medic nudges the Subscriptions when the interval has passed`, requeueAfterSeconds: Math.ceil(due - now) };
+      return { nudge: `OLM retries failed unpacks itself (${retrying.join(', ')} set ${ANN_UNPACK_RETRY}) but only when it next resolves`, namespaces: retrying, since: failedAt };
     }
     const ttl = (f.job.spec as JobSpec | undefined)?.ttlSecondsAfterFinished;
     if (ttl !== undefined && state.finishedAt !== undefined && now < state.finishedAt + ttl + margin) {
@@ -148,15 +186,20 @@ export function decideJob(f: JobFacts, o: Observed, ctx: PlanContext): JobDecisi
   }
 
   const job = target(f.job);
-  const actions: Action[] = [
-    { verb: 'delete', target: job, propagationPolicy: 'Background', reason: 'UnpackJobDeleted', note: `Deleted bundle-unpack Job ${job.name}: ${reasons.join('; ')}.` },
-  ];
   const cm = f.configMap;
   const owner = configMapOwner(f.job)!;
+  // The opt-out (and protection) of the owners this finding hangs on applies too (constants.ts).
+  const catalogs = (o.catalogSourceObjects ?? []).filter((c) => cm?.metadata.ownerReferences?.some((r) => r.kind === 'CatalogSource' && r.uid === c.metadata.uid));
+  const guards: Guard[] = [...(cm ? [target(cm)] : []), ...catalogs.map(target)];
+  const actions: Action[] = [
+    { verb: 'delete', target: job, guards, propagationPolicy: 'Background', reason: 'UnpackJobDeleted', note: `Deleted bundle-unpack Job ${job.name}: ${reasons.join('; ')}.` },
+  ];
   if (state.kind === 'failed' && cm && cm.metadata.uid === owner.uid && isEmpty(cm) && !f.configMapInUse) {
     actions.push({
       verb: 'delete',
       target: target(cm),
+      optional: true,
+      guards: catalogs.map(target),
       propagationPolicy: 'Background',
       reason: 'UnpackConfigMapDeleted',
       note: `Deleted the empty unpack ConfigMap ${cm.metadata.name} of failed Job ${job.name}, as OLM's troubleshooting guide advises; no pending InstallPlan uses it.`,
@@ -170,22 +213,42 @@ function isEmpty(cm: KubeObject): boolean {
   return Object.keys(d.data ?? {}).length === 0 && Object.keys(d.binaryData ?? {}).length === 0;
 }
 
-/** A Subscription waiting on an unpack: failed, unpacking, or never got an InstallPlan (§1.6). */
+/**
+ * A Subscription waiting on an unpack: failed, unpacking, or never got an InstallPlan (§1.6).
+ * Real OLM (v0.28) leaves BundleUnpacking=True on Subscriptions that are AtLatestKnown: not stuck.
+ */
 export function isStuckOnUnpack(sub: KubeObject): boolean {
   if (sub.metadata.deletionTimestamp) return false;
-  const st = sub.status as { installPlanRef?: unknown; currentCSV?: string } | undefined;
+  const st = sub.status as { installPlanRef?: unknown; currentCSV?: string; state?: string } | undefined;
+  if (st?.state === 'AtLatestKnown') return false;
   return isTrue(sub, 'BundleUnpackFailed') || isTrue(sub, 'BundleUnpacking') || (!st?.installPlanRef && !st?.currentCSV);
+}
+
+function nudge(sub: KubeObject, now: Date, note: string): Action {
+  return {
+    verb: 'patch',
+    target: { ...target(sub), resourceVersion: sub.metadata.resourceVersion! },
+    // The nudge is optional: an opted-out or protected Subscription is left out, never blocking the fix.
+    optional: true,
+    patch: { metadata: { annotations: { [MEDIC.nudge]: now.toISOString() } } },
+    reason: 'SubscriptionNudged',
+    note,
+  };
 }
 
 export function plan(o: Observed, ctx: PlanContext): Plan {
   const actions: Action[] = [];
   const defers: { note: string; regarding: Target; requeueAfterSeconds?: number }[] = [];
+  const nudges: Extract<JobDecision, { nudge: string }>[] = [];
+  const refusals: Extract<JobDecision, { refuse: string }>[] = [];
   const waits: number[] = [];
   const skips: string[] = [];
   for (const f of o.jobs) {
     const d = decideJob(f, o, ctx);
     if ('act' in d) actions.push(...d.act);
     else if ('defer' in d) defers.push({ note: d.defer, regarding: target(f.job), ...(d.requeueAfterSeconds ? { requeueAfterSeconds: d.requeueAfterSeconds } : {}) });
+    else if ('nudge' in d) nudges.push(d);
+    else if ('refuse' in d) refusals.push(d);
     else if ('wait' in d) waits.push(d.wait);
     else skips.push(`${f.job.metadata.name.slice(0, 12)}…: ${d.skip}`);
   }
@@ -202,17 +265,26 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
   }
   if (actions.length) {
     const deleted = actions.filter((a) => a.reason === 'UnpackJobDeleted').map((a) => a.target.name);
-    // The nudge is optional: an opted-out Subscription is simply not touched (and must not block the fix).
-    for (const sub of o.subscribers.filter((x) => isStuckOnUnpack(x) && x.metadata.annotations?.[MEDIC.optOut] !== 'true')) {
-      actions.push({
-        verb: 'patch',
-        target: { ...target(sub), resourceVersion: sub.metadata.resourceVersion! },
-        patch: { metadata: { annotations: { [MEDIC.nudge]: ctx.now.toISOString() } } },
-        reason: 'SubscriptionNudged',
-        note: `Unpack Job ${deleted.map((n) => n.slice(0, 12) + '…').join(', ')} in ${o.namespace} was removed; touched the Subscription so OLM retries now.`,
-      });
+    for (const sub of o.subscribers.filter(isStuckOnUnpack)) {
+      actions.push(nudge(sub, ctx.now, `Unpack Job ${deleted.map((n) => n.slice(0, 12) + '…').join(', ')} in ${o.namespace} was removed; touched the Subscription so OLM retries now.`));
     }
     return { kind: 'act', actions, summary: `removed ${deleted.length} stale unpack job(s) in ${o.namespace}` };
+  }
+  if (refusals.length) {
+    const r = refusals[0]!;
+    return { kind: 'refuse', reason: r.reason, note: r.refuse, regarding: target(r.job) };
+  }
+  if (nudges.length) {
+    const subs = o.subscribers.filter((sub) => {
+      if (!isStuckOnUnpack(sub)) return false;
+      const n = nudges.find((d) => d.namespaces.includes(sub.metadata.namespace!));
+      const nudged = seconds(sub.metadata.annotations?.[MEDIC.nudge]);
+      return n !== undefined && (nudged === undefined || nudged < n.since);
+    });
+    if (subs.length) {
+      return { kind: 'act', summary: `nudged ${subs.length} Subscription(s) so OLM retries the failed unpack now`, actions: subs.map((sub) => nudge(sub, ctx.now, `${nudges[0]!.nudge}; touched the Subscription so OLM resolves (and retries the unpack) now instead of at its next resync.`)) };
+    }
+    return { kind: 'noop', reason: `${nudges[0]!.nudge}; the waiting Subscriptions were already nudged since the failure` };
   }
   if (defers.length) {
     const d = defers[0]!;
@@ -239,11 +311,5 @@ function nudgeOwed(sub: KubeObject, o: Observed, ctx: PlanContext): Action | und
   const since = seconds(failed.lastTransitionTime);
   const nudged = seconds(sub.metadata.annotations?.[MEDIC.nudge]);
   if (nudged !== undefined && (since === undefined || nudged >= since)) return undefined;
-  return {
-    verb: 'patch',
-    target: { ...target(sub), resourceVersion: sub.metadata.resourceVersion! },
-    patch: { metadata: { annotations: { [MEDIC.nudge]: ctx.now.toISOString() } } },
-    reason: 'SubscriptionNudged',
-    note: `BundleUnpackFailed persists but no failed unpack Job remains in ${o.namespace}; touched the Subscription so OLM resolves again.`,
-  };
+  return nudge(sub, ctx.now, `BundleUnpackFailed persists but no failed unpack Job remains in ${o.namespace}; touched the Subscription so OLM resolves again.`);
 }

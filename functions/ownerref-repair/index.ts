@@ -6,17 +6,19 @@
  *             resourceVersion precondition
  */
 import type { ResourceTrigger } from '../../shared/events/types.js';
-import type { RemediationFunction, SweepScope } from '../../shared/core/types.js';
+import { NO_POLICY, type RemediationFunction, type SweepScope } from '../../shared/core/types.js';
 import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
 import { collect } from '../../shared/kube/collect.js';
-import { ANN_GENERATED_BY, V1ALPHA1 } from '../../shared/olm/constants.js';
-import { plan, type Observed } from './plan.js';
+import { isDnsSubdomain } from '../../shared/kube/validate.js';
+import { ANN_GENERATED_BY, MEDIC, V1ALPHA1 } from '../../shared/olm/constants.js';
+import { defaults, plan, type Observed } from './plan.js';
 
 const IP = { apiVersion: V1ALPHA1, kind: 'InstallPlan' };
 
 function installPlanOf(sub: KubeObject): Ref | undefined {
-  const ref = (sub.status as { installPlanRef?: { name?: string } } | undefined)?.installPlanRef;
-  return ref?.name ? { ...IP, namespace: sub.metadata.namespace!, name: ref.name } : undefined;
+  const ref = (sub.status as { installPlanRef?: { name?: unknown } } | undefined)?.installPlanRef;
+  // A status value goes into a URL: it must be a name.
+  return isDnsSubdomain(ref?.name) ? { ...IP, namespace: sub.metadata.namespace!, name: ref.name } : undefined;
 }
 
 function targets(t: ResourceTrigger): Ref[] {
@@ -34,11 +36,11 @@ function targets(t: ResourceTrigger): Ref[] {
 /** Only the fields plan() reads, so a sweep over thousands of Subscriptions stays small in memory. */
 function slim(sub: KubeObject): KubeObject {
   const m = sub.metadata;
-  const generatedBy = m.annotations?.[ANN_GENERATED_BY];
+  const kept = Object.fromEntries([ANN_GENERATED_BY, MEDIC.optOut].flatMap((k) => (m.annotations?.[k] !== undefined ? [[k, m.annotations[k]!]] : [])));
   return {
     apiVersion: sub.apiVersion,
     kind: sub.kind,
-    metadata: { name: m.name, namespace: m.namespace!, uid: m.uid!, ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}), ...(generatedBy ? { annotations: { [ANN_GENERATED_BY]: generatedBy } } : {}) },
+    metadata: { name: m.name, namespace: m.namespace!, uid: m.uid!, ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}), ...(Object.keys(kept).length ? { annotations: kept } : {}) },
     spec: { name: (sub.spec as { name?: string } | undefined)?.name },
     status: sub.status,
   };
@@ -57,10 +59,11 @@ async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
     subsByNs.set(ns, [...(subsByNs.get(ns) ?? []), slim(sub)]);
   }
   if (subsByNs.size === 0) return;
-  const ctx = { now: new Date(0), options: {} }; // plan() does not use the clock
+  // The epoch makes every label-only repair a candidate (requeue); observe() + plan() decide on the real clock.
+  const ctx = { now: new Date(0), options: {}, policy: NO_POLICY };
   for await (const installPlan of read.list(V1ALPHA1, 'InstallPlan', opts)) {
     const subscriptions = subsByNs.get(installPlan.metadata.namespace!);
-    if (subscriptions && plan({ installPlan, subscriptions }, ctx).kind === 'act') {
+    if (subscriptions && ['act', 'requeue'].includes(plan({ installPlan, subscriptions }, ctx).kind)) {
       yield { ...IP, namespace: installPlan.metadata.namespace!, name: installPlan.metadata.name };
     }
   }
@@ -84,6 +87,7 @@ export const ownerrefRepair: RemediationFunction<Observed> = {
   name: 'ownerref-repair',
   kinds: ['operators.coreos.com/v1alpha1/InstallPlan', 'operators.coreos.com/v1alpha1/Subscription'],
   summary: 'adds the missing non-blocking Subscription ownerReference (and component label) to InstallPlans',
+  defaults,
   targets,
   sweep,
   observe,

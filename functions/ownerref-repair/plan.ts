@@ -8,8 +8,9 @@
 import type { Plan, PlanContext } from '../../shared/core/types.js';
 import { target } from '../../shared/core/types.js';
 import type { KubeObject, OwnerReference } from '../../shared/kube/types.js';
-import { ANN_GENERATED_BY, V1ALPHA1 } from '../../shared/olm/constants.js';
-import { componentLabelKey } from '../../shared/olm/olm.js';
+import { ANN_GENERATED_BY, MEDIC, V1ALPHA1 } from '../../shared/olm/constants.js';
+import { componentLabelKey, seconds } from '../../shared/olm/olm.js';
+import { isLabelKey } from '../../shared/kube/validate.js';
 
 export interface Observed {
   installPlan: KubeObject;
@@ -26,6 +27,8 @@ interface SubStatus {
 /** Why `sub` is (or is not) a Subscription this plan must be owned by. */
 export function servesPlan(sub: KubeObject, ip: KubeObject): { ok: true } | { ok: false; why: string } {
   if (sub.metadata.deletionTimestamp) return { ok: false, why: 'being deleted' };
+  // The finding hangs on the Subscription: an opted-out one is left alone (never made an owner).
+  if (sub.metadata.annotations?.[MEDIC.optOut] === 'true') return { ok: false, why: `annotated ${MEDIC.optOut}=true` };
   const st = (sub.status ?? {}) as SubStatus;
   const ref = st.installPlanRef;
   if (!ref || ref.name !== ip.metadata.name) return { ok: false, why: 'installPlanRef points elsewhere' };
@@ -44,7 +47,16 @@ export function subscriptionOwner(sub: KubeObject): OwnerReference {
   return { apiVersion: V1ALPHA1, kind: 'Subscription', name: sub.metadata.name, uid: sub.metadata.uid!, controller: false, blockOwnerDeletion: false };
 }
 
-export function plan(o: Observed, _ctx: PlanContext): Plan {
+export const defaults = {
+  /**
+   * OLM's adoption controller (olm-operator) adds the component label to a new InstallPlan shortly
+   * after catalog-operator creates it: a label-only repair waits this long, so a healthy install
+   * never sees an olm-medic write (a missing owner is repaired at once: OLM never adds it later).
+   */
+  labelGraceSeconds: 120,
+};
+
+export function plan(o: Observed, ctx: PlanContext): Plan {
   const ip = o.installPlan;
   if (ip.metadata.deletionTimestamp) return { kind: 'noop', reason: 'InstallPlan is being deleted' };
   const owners = ip.metadata.ownerReferences ?? [];
@@ -55,11 +67,20 @@ export function plan(o: Observed, _ctx: PlanContext): Plan {
     ...new Set(
       serving
         .map((s) => componentLabelKey((s.spec as { name?: string } | undefined)?.name ?? '', s.metadata.namespace!))
-        .filter((k) => !(k in labels) && !k.endsWith('/.')),
+        // spec.name is user-editable: a key the apiserver would reject must not sink the owner repair.
+        .filter((k) => !(k in labels) && !k.endsWith('/.') && isLabelKey(k)),
     ),
   ];
   if (missingOwners.length === 0 && missingLabels.length === 0) {
     return { kind: 'noop', reason: serving.length ? 'owners and labels complete' : 'no Subscription references this InstallPlan' };
+  }
+  if (missingOwners.length === 0) {
+    const created = seconds(ip.metadata.creationTimestamp);
+    const grace = Number(ctx.options.labelGraceSeconds ?? defaults.labelGraceSeconds);
+    const now = ctx.now.getTime() / 1000;
+    if (created === undefined || now < created + grace) {
+      return { kind: 'requeue', afterSeconds: Math.max(1, Math.ceil((created ?? now) + grace - now)), reason: "component label missing, but OLM's adoption controller may still add it" };
+    }
   }
   const names = missingOwners.map((s) => s.metadata.name);
   const patch: { metadata: Record<string, unknown> } = { metadata: {} };

@@ -3,13 +3,15 @@
  * level-based: observe the current state, plan, execute; on a precondition conflict re-observe
  * and re-plan (bounded). Sweeps walk every function's sweep() with bounded concurrency.
  */
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ResourceTrigger, SweepTrigger, Trigger } from '../events/types.js';
 import { KubeError } from '../kube/errors.js';
+import { InvalidValue } from '../kube/validate.js';
 import { refString, type Reader, type Ref } from '../kube/types.js';
 import type { Execute } from './executor.js';
 import type { ActionResult, Outcome } from './outcome.js';
-import type { AnyFunction, FunctionOptions } from './types.js';
+import type { AnyFunction, FunctionOptions, PlanContext, PlanPolicy } from './types.js';
 import { RecentSet, Requeuer, KeyedMutex } from './scheduling.js';
 
 export interface EngineDeps {
@@ -17,7 +19,9 @@ export interface EngineDeps {
   options: Record<string, FunctionOptions>;
   reader: Reader;
   execute: Execute;
+  /** The apiserver's clock (see Kube.serverNow): fences and deadlines never expire early on a skewed host. */
   now: () => Date;
+  policy: PlanPolicy;
   log: Logger;
   maxReplans: number;
   sweepConcurrency: number;
@@ -83,10 +87,11 @@ export function createEngine(deps: EngineDeps): Engine {
     const done: ActionResult[] = [];
     for (let attempt = 0; attempt <= deps.maxReplans; attempt++) {
       try {
-        const ctx = { now: deps.now(), options };
-        const observed = await fn.observe(ref, reader, ctx);
+        const ctx: PlanContext = { now: deps.now(), options, policy: deps.policy };
+        const observed = await fn.observe(ref, reader, { ...ctx, clock: deps.now });
         if (observed === undefined) return withDone({ function: fn.name, target, status: 'gone', reason: 'target no longer exists' }, done);
-        const plan = fn.plan(observed, ctx);
+        // The clock as of the reads just made (the server's offset is refreshed by every response).
+        const plan = fn.plan(observed, { ...ctx, now: deps.now() });
         deps.onPlan?.(fn.name, plan.kind);
         const result = await execute(fn.name, plan, target);
         if (result.status === 'replan') {
@@ -125,6 +130,12 @@ export function createEngine(deps: EngineDeps): Engine {
   }
 
   function failure(fn: string, target: string, e: unknown): Outcome {
+    // A value (from an event or an object) that cannot go into a URL: nothing was sent, and retrying
+    // cannot help. Refused (logged), never a failure the Broker retries forever.
+    if (e instanceof InvalidValue) {
+      log.warn({ fn, target, err: e.message }, 'refused: invalid value');
+      return { function: fn, target, status: 'refused', reason: `invalid value, no request made: ${e.message}` };
+    }
     if (e instanceof KubeError && e.transient) {
       log.warn({ fn, target, err: e.message, status: e.status }, 'apiserver unavailable');
       return { function: fn, target, status: 'transient', reason: e.message };
@@ -137,7 +148,8 @@ export function createEngine(deps: EngineDeps): Engine {
   async function handleResource(t: ResourceTrigger): Promise<Outcome[]> {
     if (!kinds.has(`${t.ref.apiVersion}/${t.ref.kind}`)) return [{ status: 'ignored', reason: `no function handles ${t.ref.kind} events` }];
     const rv = t.object?.metadata.resourceVersion;
-    const dedupKey = rv ? `${t.verb}|${refString(t.ref)}|${t.object?.metadata.uid}|${rv}` : undefined;
+    // A fixed-size key: uid and resourceVersion come from the event body, unbounded (bytes, not just entries, stay bounded).
+    const dedupKey = rv ? createHash('sha256').update(`${t.verb}|${refString(t.ref)}|${String(t.object?.metadata.uid)}|${String(rv)}`).digest('base64') : undefined;
     if (dedupKey && seen.has(dedupKey)) return [{ status: 'ignored', reason: 'duplicate of an event already handled' }];
     const work: Promise<Outcome>[] = [];
     for (const fn of functions) {

@@ -8,7 +8,10 @@
 import { KubeError } from '../kube/errors.js';
 import { refString, type Writer } from '../kube/types.js';
 import type { ActionResult, Outcome } from './outcome.js';
-import { ActionBudget, policyRefusal, type Policy } from './policy.js';
+import { MEDIC } from '../olm/constants.js';
+import { resourceFor, resourcePath } from '../kube/resources.js';
+import { InvalidValue } from '../kube/validate.js';
+import { ActionBudget, policyRefusal, type Policy, type Refusal } from './policy.js';
 import type { Recorder } from './recorder.js';
 import type { Action, Plan } from './types.js';
 
@@ -27,7 +30,8 @@ export function createExecutor(deps: ExecutorDeps) {
   const { writer, recorder, policy, budget } = deps;
 
   async function perform(action: Action): Promise<'done' | 'gone' | 'dry-run' | 'held'> {
-    const dryRun = policy.dryRun;
+    // Releasing our own finalizer is never a dry-run: keeping it would leave the object stuck.
+    const dryRun = policy.dryRun && !action.releasesOwnFinalizer;
     if (action.verb === 'delete') {
       const r = await writer.delete(action.target, {
         uid: action.target.uid,
@@ -39,12 +43,7 @@ export function createExecutor(deps: ExecutorDeps) {
       return r === 'gone' ? 'gone' : dryRun ? 'dry-run' : r === 'pending' ? 'held' : 'done';
     }
     const patch = { ...action.patch, metadata: { ...action.patch.metadata, resourceVersion: action.target.resourceVersion } };
-    try {
-      await writer.mergePatch(action.target, patch, { dryRun });
-    } catch (e) {
-      if (e instanceof KubeError && e.notFound) return 'gone';
-      throw e;
-    }
+    if ((await writer.mergePatch(action.target, patch, { dryRun })) === 'gone') return 'gone';
     return dryRun ? 'dry-run' : 'done';
   }
 
@@ -82,17 +81,34 @@ export function createExecutor(deps: ExecutorDeps) {
   };
 
   async function act(fn: string, plan: Extract<Plan, { kind: 'act' }>, base: { function: string; target: string }): Promise<ExecResult> {
-    // Policy is checked for every action before any write, so a plan is never half-applied by policy.
+    // Policy is checked for every action before any write. A refused required action refuses the
+    // whole plan (never half-applied by policy); a refused optional one is skipped, so one opted-out
+    // or protected object never blocks the fix for the others.
+    const allowed: Action[] = [];
+    const skipped: { action: Action; refusal: Refusal }[] = [];
     for (const action of plan.actions) {
-      const refusal = policyRefusal(policy, action);
-      if (refusal) {
-        const regarding = action.regarding ?? action.target;
-        await recorder.record({ fn, regarding, reason: refusal.reason, note: refusal.note, type: 'Warning', action: 'Refuse', stateKey: stateKey(action) });
+      if (action.releasesOwnFinalizer) {
+        checkRelease(action);
+        allowed.push(action);
+        continue;
+      }
+      const refusal = policyRefusal(policy, action) ?? invalidTarget(action);
+      if (!refusal) allowed.push(action);
+      else if (action.optional) skipped.push({ action, refusal });
+      else {
+        await recorder.record({ fn, regarding: action.regarding ?? action.target, reason: refusal.reason, note: refusal.note, type: 'Warning', action: 'Refuse', stateKey: stateKey(action) });
         return { ...base, status: 'refused', reason: `${refusal.reason}: ${refusal.note}` };
       }
     }
-    if (!policy.dryRun && !budget.take(plan.actions.length)) {
-      const first = plan.actions[0]!;
+    for (const { action, refusal } of skipped) {
+      await recorder.record({ fn, regarding: action.regarding ?? action.target, ...(action.regarding ? { related: action.target } : {}), reason: refusal.reason, note: refusal.note, type: 'Warning', action: 'Refuse', stateKey: stateKey(action) });
+    }
+    if (allowed.length === 0) {
+      return { ...base, status: 'refused', reason: skipped.map(({ refusal }) => `${refusal.reason}: ${refusal.note}`).join('; ') };
+    }
+    const charged = allowed.filter((a) => !a.releasesOwnFinalizer).length;
+    if (!policy.dryRun && charged > 0 && !budget.take(charged)) {
+      const first = allowed[0]!;
       await recorder.record({
         fn,
         regarding: first.regarding ?? first.target,
@@ -102,10 +118,11 @@ export function createExecutor(deps: ExecutorDeps) {
         action: 'Refuse',
         stateKey: `${stateKey(first)}/rate-limited`,
       });
-      return { ...base, status: 'rate-limited', reason: `action budget used up; retry in ${budget.retryAfterSeconds()}s`, requeueAfterSeconds: budget.retryAfterSeconds() };
+      const wait = budget.retryAfterSeconds(charged);
+      return { ...base, status: 'rate-limited', reason: `action budget used up; retry in ${wait}s`, requeueAfterSeconds: wait };
     }
     const results: ActionResult[] = [];
-    for (const action of plan.actions) {
+    for (const action of allowed) {
       let result: ActionResult['result'];
       let held = false;
       try {
@@ -123,7 +140,7 @@ export function createExecutor(deps: ExecutorDeps) {
       deps.onAction?.(fn, action, result);
       // Something we meant to delete was already gone: the plan rests on a stale view (another
       // replica, or OLM, got there first). Re-plan before any dependent write, such as a nudge.
-      if (result === 'gone' && action !== plan.actions[plan.actions.length - 1]) {
+      if (result === 'gone' && action !== allowed[allowed.length - 1]) {
         return { status: 'replan', reason: `${refString(action.target)} was already gone`, done: results };
       }
       const { apiVersion, kind, name, namespace } = action.target;
@@ -143,13 +160,35 @@ export function createExecutor(deps: ExecutorDeps) {
     }
     const acted = results.some((r) => r.result === 'done');
     const status = acted ? 'acted' : results.some((r) => r.result === 'dry-run') ? 'dry-run' : 'gone';
+    const kept = skipped.length ? `; refused by policy: ${skipped.map(({ action }) => refString(action.target)).join(', ')}` : '';
     return {
       ...base,
       status,
-      reason: plan.summary,
+      reason: `${plan.summary}${kept}`,
       actions: results,
       ...(plan.requeueAfterSeconds ? { requeueAfterSeconds: plan.requeueAfterSeconds } : {}),
     };
+  }
+}
+
+/** A target whose name or namespace cannot be put into a URL: refused (with an Event), never a thrown failure. */
+function invalidTarget(a: Action): Refusal | undefined {
+  try {
+    resourcePath(resourceFor(a.target.apiVersion, a.target.kind), a.target.namespace, a.target.name);
+    return undefined;
+  } catch (e) {
+    if (e instanceof InvalidValue) return { reason: 'InvalidName', note: `${e.message}; would have: ${a.note}` };
+    throw e;
+  }
+}
+
+/** The policy exemption is only for removing olm-medic's own finalizer: a patch of metadata.finalizers alone. */
+function checkRelease(a: Action): void {
+  const patch = a.verb === 'patch' ? a.patch : undefined;
+  const md = patch?.metadata as { finalizers?: unknown } | undefined;
+  const onlyFinalizers = patch && Object.keys(patch).length === 1 && md && Object.keys(md).length === 1 && Array.isArray(md.finalizers);
+  if (!onlyFinalizers || (md.finalizers as unknown[]).includes(MEDIC.finalizer)) {
+    throw new Error(`internal error: ${a.reason} is marked releasesOwnFinalizer but is not a removal of ${MEDIC.finalizer}`);
   }
 }
 

@@ -1,5 +1,5 @@
 /** Policy the executor enforces for every write, whatever the function planned. */
-import type { Action, Target } from './types.js';
+import type { Action, Guard, Target } from './types.js';
 import { MEDIC } from '../olm/constants.js';
 
 export interface Policy {
@@ -10,18 +10,23 @@ export interface Policy {
   windowSeconds: number;
 }
 
-export type Refusal = { reason: 'ProtectedNamespace' | 'OptedOut'; note: string };
+export type Refusal = { reason: 'ProtectedNamespace' | 'OptedOut' | 'InvalidName'; note: string };
 
-/** Why policy forbids this action, or undefined if it is allowed. */
-export function policyRefusal(policy: Policy, action: Action): Refusal | undefined {
-  for (const obj of [action.target, action.regarding]) {
+/**
+ * Why policy forbids this action, or undefined if it is allowed. Checked on the target, the object
+ * the action is about, and every guard (the owners the finding hangs on).
+ */
+export function policyRefusal(policy: Pick<Policy, 'protectedNamespaces'>, action: Action): Refusal | undefined {
+  const objs: (Guard | Target | undefined)[] = [action.target, action.regarding, ...(action.guards ?? [])];
+  for (const obj of objs) {
     if (!obj) continue;
-    if (obj.namespace && policy.protectedNamespaces.has(obj.namespace)) {
-      return { reason: 'ProtectedNamespace', note: `namespace ${obj.namespace} is protected (PROTECTED_NAMESPACES); would have: ${action.note}` };
+    const ns = obj.kind === 'Namespace' && !obj.namespace ? obj.name : obj.namespace;
+    if (ns && policy.protectedNamespaces.has(ns)) {
+      return { reason: 'ProtectedNamespace', note: `namespace ${ns} is protected (PROTECTED_NAMESPACES); would have: ${action.note}` };
     }
     const ann = (obj as Partial<Target>).annotations;
     if (ann?.[MEDIC.optOut] === 'true') {
-      return { reason: 'OptedOut', note: `${obj.kind} ${obj.name} is annotated ${MEDIC.optOut}=true; would have: ${action.note}` };
+      return { reason: 'OptedOut', note: `${obj.kind} ${obj.namespace ? `${obj.namespace}/` : ''}${obj.name} is annotated ${MEDIC.optOut}=true; would have: ${action.note}` };
     }
   }
   return undefined;
@@ -36,18 +41,25 @@ export class ActionBudget {
     private readonly now: () => number,
   ) {}
 
-  /** Takes n slots if available. */
+  /**
+   * Takes n slots if available. A plan larger than the whole budget is charged the whole window
+   * (it runs alone, once the window is empty) instead of being refused forever: a failed unpack Job
+   * blocking more Subscriptions than the cap, or a CSV with more leftovers, must still heal.
+   */
   take(n: number): boolean {
     const t = this.now();
     this.stamps = this.stamps.filter((s) => t - s < this.windowMs);
-    if (this.stamps.length + n > this.max) return false;
-    for (let i = 0; i < n; i++) this.stamps.push(t);
+    const charge = Math.min(n, this.max);
+    if (this.stamps.length + charge > this.max) return false;
+    for (let i = 0; i < charge; i++) this.stamps.push(t);
     return true;
   }
 
-  /** Seconds until the oldest slot in the window frees up. */
-  retryAfterSeconds(): number {
-    const oldest = this.stamps[0];
-    return oldest === undefined ? 1 : Math.max(1, Math.ceil((oldest + this.windowMs - this.now()) / 1000));
+  /** Seconds until enough slots free up for a plan of n actions (the oldest, for n = 1). */
+  retryAfterSeconds(n = 1): number {
+    const need = Math.min(Math.max(n, 1), this.max);
+    const idx = this.stamps.length + need - this.max - 1;
+    const stamp = this.stamps[Math.max(0, idx)];
+    return stamp === undefined ? 1 : Math.max(1, Math.ceil((stamp + this.windowMs - this.now()) / 1000));
   }
 }

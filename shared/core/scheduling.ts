@@ -14,6 +14,26 @@ export class RecentSet {
   }
 }
 
+/** A map holding at most N entries (least recently set evicted first). */
+export class RecentMap<V> {
+  private readonly m = new Map<string, V>();
+  constructor(private readonly max: number) {}
+  get(k: string): V | undefined {
+    return this.m.get(k);
+  }
+  set(k: string, v: V): void {
+    this.m.delete(k);
+    this.m.set(k, v);
+    if (this.m.size > this.max) this.m.delete(this.m.keys().next().value!);
+  }
+  delete(k: string): void {
+    this.m.delete(k);
+  }
+  get size(): number {
+    return this.m.size;
+  }
+}
+
 /** Runs tasks with the same key one at a time, so one process never races itself on an object. */
 export class KeyedMutex {
   private readonly tails = new Map<string, Promise<unknown>>();
@@ -36,12 +56,16 @@ export class KeyedMutex {
 export class Requeuer {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   constructor(private readonly max: number) {}
+  /** Longer waits are re-planned after this (setTimeout overflows past ~24.8 days and would fire at once). */
+  static readonly MAX_DELAY_MS = 6 * 3_600_000;
+
   schedule(key: string, delayMs: number, run: () => void): void {
     if (this.timers.has(key) || this.timers.size >= this.max) return;
+    const delay = Number.isFinite(delayMs) ? Math.min(Math.max(delayMs, 1_000), Requeuer.MAX_DELAY_MS) : Requeuer.MAX_DELAY_MS;
     const t = setTimeout(() => {
       this.timers.delete(key);
       run();
-    }, delayMs);
+    }, delay);
     t.unref();
     this.timers.set(key, t);
   }

@@ -19,6 +19,19 @@ export interface Target extends Ref {
 
 export type EventType = 'Normal' | 'Warning';
 
+/**
+ * A related object whose protection applies to an action too: the owner a finding hangs on (a
+ * Job's ConfigMap and CatalogSource, a pod's CatalogSource, a leftover's CSV). Policy refuses the
+ * action if a guard is opted out (annotation) or lives in (or is) a protected namespace.
+ */
+export interface Guard {
+  apiVersion?: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+  annotations?: Record<string, string>;
+}
+
 /** Shared by actions and refusals: what the Kubernetes Event says. */
 export interface Explained {
   /** Stable, CamelCase Event reason, e.g. UnpackJobDeleted. */
@@ -29,14 +42,28 @@ export interface Explained {
   regarding?: Target | (Ref & { uid?: string });
 }
 
+interface ActionPolicy {
+  /**
+   * Optional: if policy refuses it (opt-out, protected namespace), it is skipped with a Warning
+   * Event and the rest of the plan goes on. Required (default): a refusal refuses the whole plan.
+   */
+  optional?: boolean;
+  guards?: Guard[];
+  /**
+   * Removes only olm-medic's own finalizer. Allowed under every policy and never sent as dry-run:
+   * keeping it would leave the object stuck, whatever the reason for not acting.
+   */
+  releasesOwnFinalizer?: true;
+}
+
 export type Action =
-  | (Explained & {
+  | (Explained & ActionPolicy & {
       verb: 'delete';
       target: Target;
       propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
       gracePeriodSeconds?: number;
     })
-  | (Explained & {
+  | (Explained & ActionPolicy & {
       verb: 'patch';
       /** target.resourceVersion is required: it is sent inside the merge patch as the precondition. */
       target: Target & { resourceVersion: string };
@@ -56,10 +83,26 @@ export type Plan =
   /** Perform these writes in order. `then` re-checks after they land (e.g. wait for GC). */
   | { kind: 'act'; actions: Action[]; summary: string; requeueAfterSeconds?: number };
 
+/** The policy a plan may take into account (the executor enforces it again for every write). */
+export interface PlanPolicy {
+  dryRun: boolean;
+  protectedNamespaces: ReadonlySet<string>;
+}
+
 /** What plan() may consult besides the observed state. Pure data. */
 export interface PlanContext {
+  /** The apiserver's clock (never ahead of it). */
   now: Date;
   options: FunctionOptions;
+  policy: PlanPolicy;
+}
+
+export const NO_POLICY: PlanPolicy = { dryRun: false, protectedNamespaces: new Set() };
+
+/** What observe() gets: the plan context plus the live clock (read it AFTER the reads it dates). */
+export interface ObserveContext extends PlanContext {
+  /** The apiserver's clock now (refreshed by every response). */
+  clock(): Date;
 }
 
 /** Per-function settings (fences, grace periods, opt-ins), validated at start-up. */
@@ -78,10 +121,15 @@ export interface RemediationFunction<O = unknown> {
   /** Which targets an event concerns, from the event alone. Must not do I/O. */
   targets(trigger: ResourceTrigger): Ref[];
   sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref>;
-  observe(target: Ref, read: Reader, ctx: PlanContext): Promise<O | undefined>;
+  observe(target: Ref, read: Reader, ctx: ObserveContext): Promise<O | undefined>;
   plan(observed: O, ctx: PlanContext): Plan;
   /** Default options; overridable from the environment. */
   defaults?: FunctionOptions;
+  /**
+   * What runs instead when the function is disabled (ENABLED_FUNCTIONS): a reduced variant that
+   * only undoes olm-medic's own marks (e.g. releases its finalizers), so disabling never strands them.
+   */
+  whenDisabled?: RemediationFunction<any>;
 }
 
 export type AnyFunction = RemediationFunction<any>;

@@ -3,7 +3,9 @@
  * Every rejection is a BadRequest naming what is wrong, mapped to a 4xx at the edge.
  */
 import { CloudEvent, HTTP, ValidationError } from 'cloudevents';
+import { isKnownKind, resourceFor } from '../kube/resources.js';
 import type { KubeObject, Ref } from '../kube/types.js';
+import { nameProblem, namespaceProblem } from '../kube/validate.js';
 import type { EventMeta, ResourceTrigger, SweepTrigger, Trigger, Verb } from './types.js';
 
 export const APISERVER_TYPE = /^dev\.knative\.apiserver\.(resource|ref)\.(add|update|delete)$/;
@@ -95,7 +97,9 @@ function decodeApiServer(event: CloudEvent<unknown>, meta: EventMeta, mode: Reso
     ].filter(Boolean);
     if (missing.length) throw new BadRequest(400, `${event.type} data is not a Kubernetes object: missing ${missing.join(', ')}`);
     const object = obj as KubeObject;
+    checkMetadata(event.type, object.metadata as unknown as Record<string, unknown>);
     const ref = withNamespace({ apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name }, object.metadata.namespace);
+    checkRef(event.type, ref, 'data.metadata.');
     checkExtensions(event, ref);
     return { kind: 'resource', verb, mode, ref, object, meta };
   }
@@ -106,8 +110,48 @@ function decodeApiServer(event: CloudEvent<unknown>, meta: EventMeta, mode: Reso
     { apiVersion: r.apiVersion as string, kind: r.kind as string, name: r.name as string },
     typeof r.namespace === 'string' ? r.namespace : undefined,
   );
+  if (r.namespace !== undefined && typeof r.namespace !== 'string') throw new BadRequest(400, `${event.type} data.namespace must be a string`);
+  checkRef(event.type, ref, 'data.');
   checkExtensions(event, ref);
   return { kind: 'resource', verb, mode, ref, meta };
+}
+
+const API_VERSION = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?v[0-9]+((alpha|beta)[0-9]+)?$/;
+const KIND = /^[A-Z][A-Za-z0-9]{0,62}$/;
+
+/**
+ * An event is only a hint, but its values choose URLs and selectors: each must be a value the
+ * apiserver itself could have produced, or the event is rejected (400 naming the field) before
+ * any request. Names of kinds olm-medic handles must be DNS-1123 subdomains.
+ */
+function checkRef(type: string, ref: Ref, at: string): void {
+  if (!API_VERSION.test(ref.apiVersion)) throw new BadRequest(400, `${type} ${at}apiVersion ${JSON.stringify(ref.apiVersion.slice(0, 100))} is not a valid API version`);
+  if (!KIND.test(ref.kind)) throw new BadRequest(400, `${type} ${at}kind ${JSON.stringify(ref.kind.slice(0, 100))} is not a valid kind`);
+  const nsProblem = namespaceProblem(ref.namespace);
+  if (nsProblem) throw new BadRequest(400, `${type} ${at}namespace ${JSON.stringify(ref.namespace!.slice(0, 100))} ${nsProblem}`);
+  if (isKnownKind(ref.apiVersion, ref.kind) && resourceFor(ref.apiVersion, ref.kind).namespaced && !ref.namespace) {
+    throw new BadRequest(400, `${type} ${at}namespace is missing: ${ref.kind} is a namespaced kind`);
+  }
+  const nProblem = nameProblem(ref.name, isKnownKind(ref.apiVersion, ref.kind));
+  if (nProblem) throw new BadRequest(400, `${type} ${at}name ${JSON.stringify(ref.name.slice(0, 300))} ${nProblem}`);
+}
+
+const isStringMap = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
+
+/** The metadata fields the functions read have the types Kubernetes gives them (else 400, naming the field). */
+function checkMetadata(type: string, md: Record<string, unknown>): void {
+  const bad = (field: string, what: string): never => {
+    throw new BadRequest(400, `${type} data.metadata.${field} must be ${what}`);
+  };
+  for (const f of ['namespace', 'uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'generateName'] as const) {
+    if (md[f] !== undefined && (typeof md[f] !== 'string' || (md[f] as string).length > 1024)) bad(f, 'a string (at most 1024 characters)');
+  }
+  for (const f of ['labels', 'annotations'] as const) if (md[f] !== undefined && !isStringMap(md[f])) bad(f, 'an object of strings');
+  if (md.finalizers !== undefined && !(Array.isArray(md.finalizers) && md.finalizers.every((x) => typeof x === 'string'))) bad('finalizers', 'a list of strings');
+  if (md.ownerReferences !== undefined) {
+    const ok = Array.isArray(md.ownerReferences) && md.ownerReferences.every((o) => typeof o === 'object' && o !== null && ['apiVersion', 'kind', 'name', 'uid'].every((k) => typeof (o as Record<string, unknown>)[k] === 'string'));
+    if (!ok) bad('ownerReferences', 'a list of owner references (apiVersion, kind, name, uid strings)');
+  }
 }
 
 function decodeSweep(event: CloudEvent<unknown>, meta: EventMeta): SweepTrigger {
@@ -124,6 +168,8 @@ function decodeSweep(event: CloudEvent<unknown>, meta: EventMeta): SweepTrigger 
   if (s.namespace !== undefined && typeof s.namespace !== 'string') {
     throw new BadRequest(400, `${event.type} data.namespace must be a string`);
   }
+  const nsProblem = namespaceProblem(s.namespace);
+  if (nsProblem) throw new BadRequest(400, `${event.type} data.namespace ${JSON.stringify(String(s.namespace).slice(0, 100))} ${nsProblem}`);
   return {
     kind: 'sweep',
     meta,

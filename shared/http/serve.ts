@@ -1,11 +1,27 @@
 /**
  * Starts the HTTP server for a given set of functions (the library half of `npm start`).
  * The composition root (bin/server.ts) decides WHICH functions; shared/ never imports functions/.
+ *
+ * Start-up does what every answer needs — configuration, Kubernetes credentials and client, the
+ * engine — and listens with the node:http front door (dispatch.ts). The express app and the
+ * CloudEvents SDK's HTTP parsing (events the front door cannot settle alone) are loaded on first
+ * use, or in the background right after the first answer, whichever comes first; in the bundle,
+ * so is undici (scripts/shims/undici.mjs: loaded by the first apiserver request or that warm-up).
  */
+import { createServer } from 'node:http';
 import { ConfigError, loadConfig } from '../core/config.js';
 import type { AnyFunction } from '../core/types.js';
-import { createApp } from './app.js';
+import { decodeEvent } from '../events/decode.js';
+import { withAdmission } from './admission.js';
+import { createDispatch } from './dispatch.js';
 import { createRuntime } from '../wiring.js';
+
+/**
+ * Per function: 16 reconciles at once (each a few apiserver requests; the kube client keeps its
+ * own connection pool), 512 more waiting; past that 429 with Retry-After 2 s (a Broker redelivers
+ * with its backoff). Coalescing keeps one running + one waiting run per target.
+ */
+const ADMISSION = { maxInFlight: 16, maxQueued: 512, retryAfterSeconds: 2 };
 
 export function serve(functions: AnyFunction[], env: Record<string, string | undefined> = process.env): void {
   let config;
@@ -25,18 +41,41 @@ export function serve(functions: AnyFunction[], env: Record<string, string | und
     process.stderr.write(`olm-medic: cannot load Kubernetes credentials: ${e instanceof Error ? e.message : e}\n`);
     process.exit(2);
   }
-  const app = createApp({ engine: rt.engine, metrics: rt.metrics, log: rt.log, bodyLimitBytes: config.bodyLimitBytes });
-  const server = app.listen(config.port, () => {
-    rt.log.info({ port: config.port, dryRun: config.dryRun, functions: config.enabledFunctions }, 'olm-medic listening');
+  const { engine, metrics, log } = rt;
+  const bodyLimitBytes = config.bodyLimitBytes;
+  // The functions the engine runs, chosen as createRuntime chooses them (a disabled function's
+  // `whenDisabled` variant still runs): the front door must ask exactly these for targets.
+  const enabled = new Set(config.enabledFunctions);
+  const active = functions.flatMap((f) => (enabled.has(f.name) ? [f] : f.whenDisabled ? [f.whenDisabled] : []));
+  // Events that reach the engine: coalesced per target, bounded per function, 429 past the queue.
+  const admitted = withAdmission(engine, { functions: active, ...ADMISSION });
+  const dispatch = createDispatch({
+    functions: active,
+    wants: (apiVersion, kind) => engine.wants(apiVersion, kind),
+    metrics,
+    bodyLimitBytes,
+    decodeEvent: decodeEvent as unknown as (e: Record<string, unknown>) => { kind: string },
+    app: async () => (await import('./app.js')).createApp({ engine: admitted, metrics, log, bodyLimitBytes }),
+    onFirstAnswer: () => void setTimeout(warm, 20).unref(),
   });
-  server.keepAliveTimeout = 65_000;
+  /** Loads in the background what start-up skipped: the app chunk and (in the bundle) undici. */
+  function warm(): void {
+    void dispatch.warm();
+    void import('undici').then((u) => (u as { __warm?: () => void }).__warm?.(), () => undefined);
+  }
+  const server = createServer({ keepAliveTimeout: 65_000 }, dispatch);
+  server.listen(config.port, () => {
+    log.info({ port: config.port, dryRun: config.dryRun, functions: config.enabledFunctions }, 'olm-medic listening');
+  });
+  // Nothing asked yet: warm the app anyway once start-up is over.
+  setTimeout(warm, 1_000).unref();
   const stop = (): void => {
-    rt.log.info('shutting down');
-    rt.engine.close();
+    log.info('shutting down');
+    engine.close();
     server.close(() => process.exit(0));
     setTimeout(() => process.exit(0), 10_000).unref();
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
-  process.on('unhandledRejection', (e) => rt.log.error({ err: e }, 'unhandled rejection'));
+  process.on('unhandledRejection', (e) => log.error({ err: e }, 'unhandled rejection'));
 }

@@ -6,8 +6,8 @@
  */
 import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { fetch, type Dispatcher } from 'undici';
-import { KubeError, networkError } from './errors.js';
-import { resourceFor, resourcePath } from './resources.js';
+import { KubeError, networkError, type StatusDetails } from './errors.js';
+import { resourceFor, resourcePath, type ResourceInfo } from './resources.js';
 import type { DeleteOptions, Kube, KubeObject, ListOptions, PatchOptions, Ref, WriteOptions } from './types.js';
 
 export interface KubeClientOptions {
@@ -21,6 +21,8 @@ export interface KubeClientOptions {
   /** Called once per HTTP request, for metrics. */
   onRequest?: (verb: string, resource: string, status: number, seconds: number) => void;
   sleep?: (ms: number) => Promise<void>;
+  /** The local clock (ms since the epoch); the server's is derived from it and response Date headers. */
+  localNow?: () => number;
 }
 
 /** Loads credentials: an explicit kubeconfig path, else in-cluster, else the default chain. */
@@ -53,7 +55,12 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
   const backoffMs = options.backoffMs ?? 100;
   const maxBackoffMs = options.maxBackoffMs ?? 2_000;
   const sleep = options.sleep ?? wait;
+  const localNow = options.localNow ?? Date.now;
   let dispatcher: Dispatcher | undefined;
+  // serverTime - localTime, from the Date header of the latest response. Date is truncated to the
+  // second and read after the answer was produced, so local + offset never runs ahead of the
+  // apiserver: fences and deadlines judged on it can only expire late, never early.
+  let clockOffsetMs = 0;
 
   async function once(call: Call): Promise<unknown> {
     const qs = new URLSearchParams();
@@ -88,6 +95,8 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
       throw networkError(e);
     }
     options.onRequest?.(call.verb, call.resource, res.status, (performance.now() - started) / 1000);
+    const date = Date.parse(res.headers.get('date') ?? '');
+    if (Number.isFinite(date)) clockOffsetMs = date - localNow();
     const json = text ? safeJson(text) : undefined;
     if (res.ok) {
       // Reads always carry an object; an empty or unparsable 2xx body means a truncated answer.
@@ -96,13 +105,14 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
       }
       return json;
     }
-    const status = json as { reason?: string; message?: string } | undefined;
+    const status = json as { kind?: string; reason?: string; message?: string; details?: StatusDetails } | undefined;
     const retryAfter = Number(res.headers.get('retry-after'));
     throw new KubeError(
       res.status,
-      status?.reason ?? res.statusText,
+      (status?.kind === 'Status' ? status.reason : undefined) ?? res.statusText,
       status?.message ?? `${call.verb} ${call.resource}: HTTP ${res.status}`,
       Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
+      status?.kind === 'Status' && typeof status.details === 'object' && status.details ? status.details : undefined,
     );
   }
 
@@ -119,21 +129,30 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
     }
   }
 
-  function pathOf(ref: Ref, withName = true): { path: string; plural: string } {
+  function pathOf(ref: Ref, withName = true): { path: string; plural: string; info: ResourceInfo } {
     const info = resourceFor(ref.apiVersion, ref.kind);
-    return { path: resourcePath(info, ref.namespace, withName ? ref.name : undefined), plural: info.plural };
+    return { path: resourcePath(info, ref.namespace, withName ? ref.name : undefined), plural: info.plural, info };
+  }
+
+  /** A 404 that proves the object is gone, else the error itself (a failure, never "gone"). */
+  function goneOr(e: unknown, info: ResourceInfo, name: string): 'gone' {
+    if (e instanceof KubeError && e.isGone(info, name)) return 'gone';
+    if (e instanceof KubeError && e.notFound) {
+      throw new KubeError(e.status, e.reason, `no evidence that ${info.plural} "${name}" is gone: ${e.message}`, undefined, e.details);
+    }
+    throw e;
   }
 
   const dry = (o: WriteOptions): string | undefined => (o.dryRun ? 'All' : undefined);
 
   return {
     async get<T extends KubeObject>(ref: Ref): Promise<T | undefined> {
-      const { path, plural } = pathOf(ref);
+      const { path, plural, info } = pathOf(ref);
       try {
         return (await request({ method: HttpMethod.GET, path, verb: 'get', resource: plural })) as T;
       } catch (e) {
-        if (e instanceof KubeError && e.notFound) return undefined;
-        throw e;
+        goneOr(e, info, ref.name);
+        return undefined;
       }
     },
 
@@ -161,7 +180,7 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
     },
 
     async delete(ref: Ref, opts: DeleteOptions): Promise<'deleted' | 'pending' | 'gone'> {
-      const { path, plural } = pathOf(ref);
+      const { path, plural, info } = pathOf(ref);
       const body = {
         apiVersion: 'v1',
         kind: 'DeleteOptions',
@@ -179,14 +198,19 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
         const held = res && res.kind !== 'Status' && res.metadata?.deletionTimestamp && (res.metadata.finalizers?.length ?? 0) > 0;
         return held ? 'pending' : 'deleted';
       } catch (e) {
-        if (e instanceof KubeError && e.notFound) return 'gone';
-        throw e;
+        return goneOr(e, info, ref.name);
       }
     },
 
-    async mergePatch(ref: Ref, patch: Record<string, unknown>, opts: PatchOptions): Promise<KubeObject> {
-      const { path: objPath, plural } = pathOf(ref);
+    async mergePatch(ref: Ref, patch: Record<string, unknown>, opts: PatchOptions): Promise<KubeObject | 'gone'> {
+      const { path: objPath, plural, info } = pathOf(ref);
       const path = opts.subresource ? `${objPath}/${opts.subresource}` : objPath;
+      try {
+        return await patchCall();
+      } catch (e) {
+        return goneOr(e, info, ref.name);
+      }
+      async function patchCall(): Promise<KubeObject> {
       return (await request({
         method: HttpMethod.PATCH,
         path,
@@ -196,7 +220,10 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
         resource: plural,
         query: { dryRun: dry(opts), fieldManager: 'olm-medic' },
       })) as KubeObject;
+      }
     },
+
+    serverNow: () => new Date(localNow() + clockOffsetMs),
 
     async create(obj: KubeObject, opts: WriteOptions): Promise<KubeObject> {
       const { path, plural } = pathOf(refOfNew(obj), false);

@@ -1,10 +1,18 @@
 /** Kubernetes API errors, classified once so callers never branch on raw status codes. */
+/** The `details` of a metav1.Status: which object the answer is about (`kind` is the resource plural). */
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+}
+
 export class KubeError extends Error {
   constructor(
     readonly status: number,
     readonly reason: string,
     message: string,
     readonly retryAfterSeconds?: number,
+    readonly details?: StatusDetails,
   ) {
     super(message);
     this.name = 'KubeError';
@@ -20,8 +28,18 @@ export class KubeError extends Error {
     return this.status === 409 && this.reason !== 'AlreadyExists';
   }
 
+  /** Any 404, including "the server could not find the requested resource" (a missing type). */
   get notFound(): boolean {
     return this.status === 404;
+  }
+
+  /**
+   * Positive evidence that THIS object does not exist: a NotFound Status naming it (its resource
+   * and name). A 404 for a missing resource type, a wrong path or a proxy is not evidence of anything.
+   */
+  isGone(resource: { group: string; plural: string }, name: string): boolean {
+    const d = this.details;
+    return this.status === 404 && this.reason === 'NotFound' && d?.name === name && d.kind === resource.plural && (d.group ?? '') === resource.group;
   }
 
   get alreadyExists(): boolean {

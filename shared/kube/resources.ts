@@ -2,6 +2,8 @@
  * The static resource table: every kind olm-medic reads or writes, with its REST path parts.
  * Static on purpose — no discovery requests, so an event costs only the reads its decision needs.
  */
+import { InvalidValue, nameProblem, namespaceProblem } from './validate.js';
+
 export interface ResourceInfo {
   group: string;
   version: string;
@@ -57,8 +59,16 @@ export function isKnownKind(apiVersion: string, kind: string): boolean {
   return table[`${apiVersion}/${kind}`] !== undefined;
 }
 
-/** The REST path of a collection or of one object. */
+/** RBAC objects may be named with any path segment (e.g. "system:aggregate-to-admin"); the rest are DNS subdomains. */
+const PATH_SEGMENT_NAMED = new Set(['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings']);
+
+/** The REST path of a collection or of one object. Names and namespaces are validated first. */
 export function resourcePath(info: ResourceInfo, namespace?: string, name?: string): string {
+  const nsProblem = info.namespaced ? namespaceProblem(namespace) : undefined;
+  if (nsProblem) throw new InvalidValue('namespace', namespace, nsProblem);
+  if (info.namespaced && name !== undefined && !namespace) throw new InvalidValue('namespace', namespace, `is required for ${info.plural}`);
+  const nProblem = name === undefined ? undefined : nameProblem(name, !PATH_SEGMENT_NAMED.has(info.plural));
+  if (nProblem) throw new InvalidValue(`${info.plural} name`, name, nProblem);
   const base = info.group === '' ? `/api/${info.version}` : `/apis/${info.group}/${info.version}`;
   const ns = info.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
   const obj = name ? `/${encodeURIComponent(name)}` : '';

@@ -80,12 +80,15 @@ export interface Writer {
    * 'gone': it did not exist (that is success, not an error).
    */
   delete(ref: Ref, opts: DeleteOptions): Promise<'deleted' | 'pending' | 'gone'>;
-  /** JSON merge patch; include metadata.resourceVersion in the patch as the precondition. */
-  mergePatch(ref: Ref, patch: Record<string, unknown>, opts: PatchOptions): Promise<KubeObject>;
+  /** JSON merge patch; include metadata.resourceVersion in the patch as the precondition. 'gone': proven not to exist. */
+  mergePatch(ref: Ref, patch: Record<string, unknown>, opts: PatchOptions): Promise<KubeObject | 'gone'>;
   create(obj: KubeObject, opts: WriteOptions): Promise<KubeObject>;
 }
 
-export interface Kube extends Reader, Writer {}
+export interface Kube extends Reader, Writer {
+  /** The apiserver's clock (from response Date headers; never ahead of it), for fences and deadlines. */
+  serverNow(): Date;
+}
 
 export function refOf(obj: KubeObject): Ref {
   const ns = obj.metadata.namespace;

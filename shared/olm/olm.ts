@@ -16,14 +16,17 @@ export function unpackHash(image: string): string {
   return createHash('sha256').update(image).digest('hex').slice(0, 63);
 }
 
-/** `<hash>` or a retry job `<hash[0:58]><5 random>`. §1.1 */
+/**
+ * `<hash>`, or a retry job `<hash[0:58]>` + 5 characters from apiserver's names.SimpleNameGenerator
+ * alphabet (utilrand.String: "bcdfghjklmnpqrstvwxz2456789" — no vowels, no 0/1/3). §1.1, §1.2
+ */
 export function isUnpackJobName(name: string): boolean {
-  return /^[0-9a-f]{63}$/.test(name) || /^[0-9a-f]{58}[0-9a-z]{5}$/.test(name);
+  return /^[0-9a-f]{63}$/.test(name) || /^[0-9a-f]{58}[bcdfghjklmnpqrstvwxz2456789]{5}$/.test(name);
 }
 
 /** The ConfigMap a job name belongs to: same name, or a retry name sharing the first 58 chars. */
 export function jobBelongsToConfigMap(jobName: string, cmName: string): boolean {
-  return /^[0-9a-f]{63}$/.test(cmName) && (jobName === cmName || jobName.slice(0, 58) === cmName.slice(0, 58));
+  return /^[0-9a-f]{63}$/.test(cmName) && isUnpackJobName(jobName) && (jobName === cmName || jobName.slice(0, 58) === cmName.slice(0, 58));
 }
 
 export function conditions(obj: KubeObject | undefined): Condition[] {
@@ -55,6 +58,20 @@ export function componentLabelKey(pkg: string, namespace: string): string {
   let name = `${pkg}.${namespace}`;
   if (name.length > 63) name = name.slice(0, 63).replace(/[._-]+$/, '');
   return `${COMPONENT_LABEL_PREFIX}${name}`;
+}
+
+/**
+ * Whether objects in namespace `ns` can belong to the component label `key`: some package P gives
+ * componentLabelKey(P, ns) === key (the key names `<P>.<ns>`, possibly truncated to 63 characters).
+ * Objects elsewhere that carry the label are someone else's (or mislabelled) and are never acted on.
+ */
+export function namespaceFitsKey(key: string, ns: string): boolean {
+  if (!key.startsWith(COMPONENT_LABEL_PREFIX) || !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(ns)) return false;
+  const name = key.slice(COMPONENT_LABEL_PREFIX.length);
+  for (let i = name.indexOf('.'); i > 0; i = name.indexOf('.', i + 1)) {
+    if (componentLabelKey(name.slice(0, i), ns) === key) return true;
+  }
+  return false;
 }
 
 export function seconds(iso: string | undefined): number | undefined {

@@ -5,7 +5,8 @@
  *   3. built from the Go module proxy into that cache by build.sh (progress on stderr)
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -15,9 +16,27 @@ export interface Binaries {
   kubeControllerManager: string;
   adapter: string;
   kustomize: string;
+  /** Knative's own defaulting, validation and Trigger filtering (test/control-plane/knative-check). */
+  knativeCheck: string;
+  /** {eventing,serving}/{crds,configmaps}: Knative's CRDs and default ConfigMaps of the same module versions. */
+  knativeConfig: string;
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
+
+/** build.sh names knative-check by a hash of its sources (`cat go.mod go.sum main.go | sha256sum`). */
+export function knativeCheckName(): string {
+  const h = createHash('sha256');
+  for (const f of ['go.mod', 'go.sum', 'main.go']) h.update(readFileSync(join(here, 'knative-check', f)));
+  return `knative-check-${h.digest('hex').slice(0, 12)}`;
+}
+
+/** build.sh's directory of Knative CRDs + ConfigMaps: knative-<eventing version>-serving-<serving version>. */
+export function knativeConfigName(): string {
+  const mod = readFileSync(join(here, 'knative-check', 'go.mod'), 'utf8');
+  const v = (m: string): string => new RegExp(`^\\s*(?:require\\s+)?${m.replaceAll('.', '\\.')} (v\\S+)`, 'm').exec(mod)![1]!;
+  return `knative-${v('knative.dev/eventing')}-serving-${v('knative.dev/serving')}`;
+}
 
 function fromDir(dir: string): Partial<Binaries> {
   const p = (n: string): string | undefined => (existsSync(join(dir, n)) ? join(dir, n) : undefined);
@@ -30,6 +49,8 @@ function fromDir(dir: string): Partial<Binaries> {
   set('kubeControllerManager', p('kube-controller-manager'));
   set('adapter', p('apiserver_receive_adapter'));
   set('kustomize', p('kustomize'));
+  set('knativeCheck', p(knativeCheckName()));
+  set('knativeConfig', p(knativeConfigName()));
   return out;
 }
 
@@ -42,7 +63,7 @@ export function buildIntoCache(): string {
 
 export function findBinaries(): Binaries {
   const assets = process.env.KUBEBUILDER_ASSETS ? fromDir(process.env.KUBEBUILDER_ASSETS) : {};
-  const need = (b: Partial<Binaries>): boolean => !b.etcd || !b.kubeApiserver || !b.kubeControllerManager || !b.adapter || !b.kustomize;
+  const need = (b: Partial<Binaries>): boolean => !b.etcd || !b.kubeApiserver || !b.kubeControllerManager || !b.adapter || !b.kustomize || !b.knativeCheck || !b.knativeConfig;
   let found: Partial<Binaries> = { ...assets };
   if (need(found)) {
     const cache = fromDir(buildIntoCache());

@@ -41,6 +41,25 @@ build etcd go go.etcd.io/etcd/server/v3 "-s -w"
 build kube-apiserver go k8s.io/kubernetes/cmd/kube-apiserver "$ldk"
 build kube-controller-manager go k8s.io/kubernetes/cmd/kube-controller-manager "$ldk"
 build apiserver_receive_adapter adapter knative.dev/eventing/cmd/apiserver_receive_adapter "-s -w"
+# knative-check (Knative's own defaulting/validation/Trigger filtering, see knative-check/main.go): named by a
+# hash of its sources so an edit rebuilds it. Next to it, the CRDs and the default ConfigMaps of the same
+# knative.dev/eventing and knative.dev/serving module versions, copied from the module cache.
+kc_hash=$(cd "$here/knative-check" && cat go.mod go.sum main.go | sha256sum | cut -c1-12)
+build "knative-check-$kc_hash" knative-check . "-s -w"
+find "$bin" -maxdepth 1 -name 'knative-check-*' ! -name "knative-check-$kc_hash" -delete  # stale builds
+SERVING_VERSION=$(modver knative-check knative.dev/serving)
+[ "$(modver knative-check knative.dev/eventing)" = "$ADAPTER_VERSION" ] || { echo "[control-plane] knative-check/go.mod must require knative.dev/eventing $ADAPTER_VERSION (the adapter's)" >&2; exit 1; }
+kdir="$bin/knative-$ADAPTER_VERSION-serving-$SERVING_VERSION"
+if [ ! -d "$kdir" ]; then
+  moddir() { (cd "$here/knative-check" && GOFLAGS= go mod download -json "$1" | sed -nE 's/^[[:space:]]*"Dir": "(.*)",?$/\1/p'); }
+  ed=$(moddir "knative.dev/eventing@$(modver knative-check knative.dev/eventing)"); sd=$(moddir "knative.dev/serving@$SERVING_VERSION")
+  [ -d "$ed/config/core/resources" ] && [ -d "$sd/config/core/300-resources" ] || { echo "[control-plane] Knative config not found in $ed / $sd" >&2; exit 1; }
+  mkdir -p "$kdir.tmp"/{eventing,serving}/{crds,configmaps}
+  cp "$ed"/config/core/resources/*.yaml "$kdir.tmp/eventing/crds/"; cp "$ed"/config/core/configmaps/*.yaml "$kdir.tmp/eventing/configmaps/"
+  cp "$sd"/config/core/300-resources/*.yaml "$kdir.tmp/serving/crds/"; cp "$sd"/config/core/configmaps/*.yaml "$kdir.tmp/serving/configmaps/"
+  chmod -R u+w "$kdir.tmp"; mv "$kdir.tmp" "$kdir"
+  echo "[control-plane] Knative CRDs and default ConfigMaps in $kdir" >&2
+fi
 # kustomize has no replace directives, so a plain versioned install works.
 if [ ! -x "$bin/kustomize" ]; then
   echo "[control-plane] building kustomize $KUSTOMIZE_VERSION from the Go module proxy..." >&2

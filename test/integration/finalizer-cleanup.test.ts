@@ -196,6 +196,7 @@ describe('finalizer-cleanup A: CSV cleanup that survives controller downtime', (
       list: (a, k, o) => kube.list(a, k, o),
       create: (o, w) => kube.create(o, w),
       mergePatch: (r, p, w) => kube.mergePatch(r, p, w),
+      serverNow: () => kube.serverNow(),
       delete: async (r, o) => {
         if (++deletes > 1) throw new Error('olm-medic was killed');
         return kube.delete(r, o);
@@ -544,7 +545,8 @@ describe('finalizer-cleanup B: uninstall leftovers', () => {
     await expectSame([l.subscription!]);
     const events = await clusterEvents(l.opName);
     expect(events.map((e) => [e.reason, e.type])).toEqual([['UninstallLeftoversKept', 'Warning']]);
-    expect(events[0]!.note).toContain(`Subscription ${PKG} for package ${PKG} still exists in ${ns}; delete it first`);
+    expect(events[0]!.note).toContain(`Subscription ${ns}/${PKG} still uses ${l.labelKey}`);
+    expect(events[0]!.note).toContain('Delete the Subscription first');
   });
 
   it('twin: deleting only the Subscription is not an uninstall: no deletes, no Events', async () => {

@@ -341,7 +341,8 @@ describe('job-conflict: the shared unpack Job blocks a second install of the sam
   });
 
   it('(2a) Job invisible to OLM (no olm.managed / bundle-unpack-ref; Complete), no Subscription condition: deletes the Job, keeps the ConfigMap', async () => {
-    const s = await scenario({ job: { kind: 'complete', at: minutesAgo(21 * 24 * 60) }, variant: 'no-ref-label' });
+    // The labelled registry pod is this OLM's (v0.26+) evidence that it labels, and filters on, its Jobs.
+    const s = await scenario({ job: { kind: 'complete', at: minutesAgo(21 * 24 * 60) }, variant: 'no-ref-label', catalogPod: true });
 
     // Stuck: OLM's label-filtered cache cannot see the Job, so its Create fails with AlreadyExists (#3210),
     // and no condition is written: B simply has no InstallPlan and no currentCSV.
@@ -484,14 +485,26 @@ describe('job-conflict twins: one safety condition fails', () => {
     await expectUntouched(s);
   });
 
-  it('a Failed job when the stuck namespace\'s single OperatorGroup sets bundle-unpack-min-retry-interval: deferred to OLM (Event DeferredToOlm)', async () => {
-    const s = await scenario({ job: { kind: 'failed', at: minutesAgo(50) }, ogBAnnotations: { [olm.UNPACK_RETRY_ANNOTATION]: '10m' } });
+  it('a Failed job when the stuck namespace\'s single OperatorGroup sets bundle-unpack-min-retry-interval, interval not yet passed: deferred to OLM (Event DeferredToOlm)', async () => {
+    const s = await scenario({ job: { kind: 'failed', at: minutesAgo(5) }, ogBAnnotations: { [olm.UNPACK_RETRY_ANNOTATION]: '30m' } });
     const out = await send(runtime(), 'update', s.subB);
     expect(out).toEqual([expect.objectContaining({ status: 'deferred' })]);
     await expectUntouched(s);
     const events = await c.medicEvents(s.cat);
     expect(events.map((e) => [e.reason, e.type, e.action, e.regarding.kind, e.regarding.uid])).toEqual([['DeferredToOlm', 'Normal', 'Defer', 'Job', s.job.metadata.uid]]);
     expect(events[0]!.note).toContain(s.nsB);
+  });
+
+  it('... interval passed: OLM would retry only at its next resync (up to ~18 min), so the stuck Subscription is nudged now and the Job is left to OLM (once)', async () => {
+    const s = await scenario({ job: { kind: 'failed', at: minutesAgo(50) }, ogBAnnotations: { [olm.UNPACK_RETRY_ANNOTATION]: '10m' } });
+    const t0 = Date.now();
+    const out = await send(runtime(), 'update', s.subB);
+    expect(out).toEqual([expect.objectContaining({ status: 'acted' })]);
+    expect(await live(s.job)).toBeDefined();
+    expectNudged(await live(s.subB), t0);
+    expect(writeSummary(s.cat, s.nsA, s.nsB)).toEqual([`patch subscriptions/${PKG} 200`]);
+    // nudged since the failure: a second event changes nothing
+    expect((await send(runtime(), 'update', (await live(s.subB))!)).map((o) => o.status)).toEqual(['noop']);
   });
 
   it('a retry interval on a namespace that is not waiting for the bundle (A) does not make OLM retry for B: acts', async () => {

@@ -8,7 +8,12 @@
  *   duplicates   (Broker redeliveries: same event id),
  *   reordering   (shuffle, reverse, or random swaps),
  * plus the events of the batch's decoys at random positions, and optionally a final sweep —
- * always when something was dropped.
+ * always when something was dropped. The decoys include adversarial look-alikes and crafted events
+ * (test/support/invariants.ts: hash-named Jobs that are not OLM's, suspended Jobs, an OLM v0.25
+ * namespace, catalog pods without owner / tolerating forever / inside the fence, a truncated and
+ * still-subscribed Operator annotated for uninstall, names with selector syntax, whitespace,
+ * unicode, path segments, over-long); a third of the streams run with the host clock an hour
+ * ahead and a third an hour behind.
  *
  * Streams run in batches (seeded and replayed concurrently, one engine per stream). Within a batch:
  * first every stream's events; the streams without a sweep must heal from their events alone
@@ -20,7 +25,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { CloudEvent } from 'cloudevents';
 import { allFunctions } from '../../functions/index.js';
 import type { Outcome } from '../../shared/core/outcome.js';
-import { decodeEvent } from '../../shared/events/decode.js';
+import { BadRequest, decodeEvent } from '../../shared/events/decode.js';
 import type { Trigger } from '../../shared/events/types.js';
 import type { KubeObject } from '../../shared/kube/types.js';
 import type { Runtime } from '../../shared/wiring.js';
@@ -157,20 +162,36 @@ interface Result {
 }
 const results: Result[] = [];
 
+/** The host clock of stream i: on time, an hour ahead or an hour behind (decisions use the apiserver's). */
+const skewOf = (index: number): number => [0, 3_600_000, -3_600_000][index % 3]!;
+
 class StreamRun {
   rt: Runtime;
   sit!: Situation;
   triggered = false;
   readonly outcomes: Outcome[] = [];
+  /** Crafted events rejected before any request (what the HTTP edge answers 400). */
+  rejected = 0;
   readonly started = performance.now();
+  readonly localNow = (): number => Date.now() + skewOf(this.plan.index);
   constructor(readonly plan: StreamPlan, readonly events: CloudEvent<unknown>[]) {
-    this.rt = c.runtime(allFunctions, env);
+    this.rt = c.runtime(allFunctions, env, { localNow: this.localNow });
   }
   async handle(t: Trigger): Promise<void> {
     this.outcomes.push(...(await this.rt.engine.handle(t)));
   }
   async replay(): Promise<void> {
-    for (const ev of this.events) await this.handle(decodeEvent(ev));
+    for (const ev of this.events) {
+      let t: Trigger;
+      try {
+        t = decodeEvent(ev);
+      } catch (e) {
+        if (!(e instanceof BadRequest)) throw e;
+        this.rejected++;
+        continue;
+      }
+      await this.handle(t);
+    }
   }
   /** The CSV situation: once olm-medic has added its finalizer, the test deletes the CSV; replay again. */
   async actIfReady(waitMs: number): Promise<void> {
@@ -187,7 +208,7 @@ class StreamRun {
     // Events after the change carry new resourceVersions; the recorded ones would be (correctly)
     // suppressed as duplicates by the receiver that already handled them: a fresh engine.
     this.rt.engine.close();
-    this.rt = c.runtime(allFunctions, env);
+    this.rt = c.runtime(allFunctions, env, { localNow: this.localNow });
     await this.replay();
   }
   close(): void {
@@ -231,7 +252,7 @@ describe('generated replays of the seed situations (duplicates, reordering, stal
     const runs = batch.map((p, i) => {
       const rnd = prng(MASTER_SEED + p.index * 104_729 + 1);
       const events = [...p.events];
-      for (const d of decoys.events()) events.splice(Math.floor(rnd() * (events.length + 1)), 0, d);
+      for (const d of [...decoys.events(), ...decoys.crafted()]) events.splice(Math.floor(rnd() * (events.length + 1)), 0, d);
       const run = new StreamRun(p, events);
       run.sit = situations[i]!;
       return run;
@@ -274,6 +295,8 @@ describe('generated replays of the seed situations (duplicates, reordering, stal
 
     const failed = runs.flatMap((r) => r.outcomes.filter((o) => o.status === 'failed').map((o) => `stream ${r.plan.index}: ${o.function} ${o.target}: ${o.reason}`));
     expect(failed).toEqual([]);
+    // every crafted event (7 per stream, with the decoys) was rejected before any request
+    for (const r of runs) expect(r.rejected > 0 && r.rejected % 7 === 0, `stream ${r.plan.index}: ${r.rejected} rejected`).toBe(true);
     expect(await decoyViolations(c.admin, decoys)).toEqual([]);
     await audit.settle(cp.shippedUser, 1_000);
     expect(unsafeActions(audit.since(since), cp.shippedUser, baseline)).toEqual([]);

@@ -30,7 +30,7 @@ async function create(kube: Kube, obj: Obj): Promise<KubeObject> {
 }
 async function status(kube: Kube, obj: KubeObject, st: Obj): Promise<KubeObject> {
   const { apiVersion, kind, metadata } = obj;
-  return kube.mergePatch({ apiVersion, kind, name: metadata.name, ...(metadata.namespace ? { namespace: metadata.namespace } : {}) }, { status: st }, { dryRun: false, subresource: 'status' });
+  return live(await kube.mergePatch({ apiVersion, kind, name: metadata.name, ...(metadata.namespace ? { namespace: metadata.namespace } : {}) }, { status: st }, { dryRun: false, subresource: 'status' }));
 }
 const ref = (o: KubeObject): Ref => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}) });
 const ns = (kube: Kube, name: string) => create(kube, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
@@ -109,7 +109,9 @@ export async function csvDeletedWhileDown(kube: Kube, id: string): Promise<Situa
   const n = `ops-${id}`;
   await ns(kube, n);
   const csvName = `cert-manager.v1.14.${id.length}`;
-  const csv = await create(kube, olm.csv({ namespace: n, name: csvName, phase: 'Succeeded' }));
+  // OLM synced it (status written): only then does olm-medic add its finalizer (OLM v0.27+ adds its own first).
+  const built = olm.csv({ namespace: n, name: csvName, phase: 'Succeeded' });
+  const csv = await status(kube, await create(kube, built), built.status);
   const owned = [
     await create(kube, olm.csvClusterRole({ csvName, csvNamespace: n, name: `${csvName}-${id}-cr` } as never)),
     await create(kube, olm.csvClusterRoleBinding({ csvName, csvNamespace: n, name: `${csvName}-${id}-crb`, roleName: `${csvName}-${id}-cr` } as never)),
@@ -173,3 +175,8 @@ export async function uninstallLeftovers(kube: Kube, id: string): Promise<Situat
 }
 
 export const seeds = [staleUnpackJob, missingOwner, stuckCatalogPod, csvDeletedWhileDown, uninstallLeftovers];
+
+function live(o: KubeObject | 'gone'): KubeObject {
+  if (o === 'gone') throw new Error('object vanished while the test set up its situation');
+  return o;
+}

@@ -109,8 +109,9 @@ function canary(kind: string, namespace: string, name: string): Record<string, u
       return { apiVersion: 'operators.coreos.com/v1alpha1', kind, metadata: { name, namespace }, spec: { name: 'canary', source: 'canary', sourceNamespace: namespace } };
     case 'InstallPlan':
       return { apiVersion: 'operators.coreos.com/v1alpha1', kind, metadata: { name, namespace }, spec: { approval: 'Automatic', approved: true, clusterServiceVersionNames: [] } };
-    case 'ClusterServiceVersion': // a copy: finalizer-cleanup leaves copies alone
-      return { apiVersion: 'operators.coreos.com/v1alpha1', kind, metadata: { name, namespace, labels: { 'olm.copiedFrom': 'elsewhere' } }, spec: { displayName: 'canary', install: { strategy: 'deployment' } } };
+    case 'ClusterServiceVersion': // a copy by its operatorNamespace annotation (finalizer-cleanup leaves copies alone); not
+      // labelled olm.copiedFrom, which the shipped source excludes, so the adapter does send it
+      return { apiVersion: 'operators.coreos.com/v1alpha1', kind, metadata: { name, namespace, annotations: { 'olm.operatorNamespace': 'elsewhere' } }, spec: { displayName: 'canary', install: { strategy: 'deployment' } } };
     case 'Operator':
       return { apiVersion: 'operators.coreos.com/v1', kind, metadata: { name: `${name}.${namespace}` } };
     default:

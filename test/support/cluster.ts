@@ -29,7 +29,7 @@ export interface TestCluster {
    * A runtime (engine, executor, metrics) running as the ServiceAccount shipped in infra/, with
    * exactly the shipped RBAC (pass KUBECONFIG: kubeconfig.medic for the unrestricted test identity).
    */
-  runtime(functions: AnyFunction[], env?: Record<string, string>, overrides?: { now?: () => Date }): Runtime;
+  runtime(functions: AnyFunction[], env?: Record<string, string>, overrides?: { now?: () => Date; localNow?: () => number }): Runtime;
 }
 
 export interface MedicEvent extends KubeObject {

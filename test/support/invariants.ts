@@ -122,7 +122,7 @@ const OWNED_KINDS: [string, string, string][] = [
 ];
 
 export interface SafetyBaseline {
-  /** Jobs (keys) that were running within their deadline, or running with none. */
+  /** Jobs (keys) that were running within their deadline, or running with none, or suspended. */
   runningJobs: Set<string>;
   /** Pods (keys) on a node whose Ready condition was True. */
   readyNodePods: Set<string>;
@@ -146,6 +146,7 @@ async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
 const JOB_MARGIN_SECONDS = 60;
 
 function runningWithinDeadline(job: Obj, nowSec: number): boolean {
+  if (job.spec?.suspend === true) return true; // suspended: never to be deleted, however old
   const conds = (job.status?.conditions ?? []) as { type: string; status: string }[];
   if (conds.some((c) => (c.type === 'Failed' || c.type === 'Complete') && c.status === 'True')) return false;
   const start = Date.parse(job.status?.startTime ?? job.metadata.creationTimestamp ?? '') / 1000;
@@ -249,6 +250,8 @@ export interface Decoys {
   objects: KubeObject[];
   /** What an ApiServerSource would deliver about the decoys (watched kinds only). */
   events(): CloudEvent<unknown>[];
+  /** Events no ApiServerSource sends (crafted names): each must be rejected with a 400, before any request. */
+  crafted(): CloudEvent<unknown>[];
 }
 
 const minutesAgo = (m: number): Date => new Date(Date.now() - m * 60_000);
@@ -268,7 +271,11 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 export async function createDecoys(admin: Kube, id: string): Promise<Decoys> {
   const ns = `decoy-${id}`;
   const create = async (o: object): Promise<KubeObject> => admin.create(o as KubeObject, { dryRun: false });
-  const status = async (o: KubeObject, st: object): Promise<KubeObject> => admin.mergePatch(refOf(o), { status: st }, { dryRun: false, subresource: 'status' });
+  const status = async (o: KubeObject, st: object): Promise<KubeObject> => {
+    const r = await admin.mergePatch(refOf(o), { status: st }, { dryRun: false, subresource: 'status' });
+    if (r === 'gone') throw new Error('decoy vanished');
+    return r;
+  };
   await create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
 
   // A running, OLM-invisible unpack Job within its deadline.
@@ -318,13 +325,125 @@ export async function createDecoys(admin: Kube, id: string): Promise<Decoys> {
   await sleep(200);
   crd = (await admin.get(refOf(crd)))!;
 
-  const objects = [cs, cm, job, sub, node, cs2, pod, crd, unrelated, liveOwned];
+  const adv = await adversarialDecoys(admin, id, ns, create, status);
+  const objects = [cs, cm, job, sub, node, cs2, pod, crd, unrelated, liveOwned, ...adv.objects];
   return {
     id,
-    namespaces: [ns],
+    namespaces: [ns, ...adv.namespaces],
     objects,
-    events: () => [apiServerEvent('add', job), apiServerEvent('update', job), apiServerEvent('add', sub), apiServerEvent('add', node), apiServerEvent('update', pod), apiServerEvent('add', csv)],
+    events: () => [
+      apiServerEvent('add', job), apiServerEvent('update', job), apiServerEvent('add', sub), apiServerEvent('add', node), apiServerEvent('update', pod), apiServerEvent('add', csv),
+      ...adv.events(),
+    ],
+    crafted: () => craftedEvents(csv),
   };
+}
+
+/**
+ * Adversarial look-alikes (issue 8): objects a user (or an older OLM) can create that resemble a
+ * seed situation but whose live state justifies no write. Each must end untouched.
+ *  - a hash-named Failed Job owned by a ConfigMap no CatalogSource owns (not OLM's);
+ *  - a suspended unpack Job (queued, no startTime);
+ *  - an OLM v0.19-v0.25 catalog namespace: labelled ConfigMap, unlabelled Complete Job, unlabelled
+ *    registry pod (a healthy unpack OLM finds by name);
+ *  - a pod labelled olm.catalogSource without a CatalogSource owner, on a node NotReady for a day;
+ *  - a catalog pod that tolerates unreachable forever (no tolerationSeconds), node NotReady for a day;
+ *  - a catalog pod on a node NotReady for 100 s (inside the fence: a skewed host clock must not matter);
+ *  - an operator whose `<pkg>.<ns>` exceeds 63 chars (truncated Operator name), still subscribed,
+ *    with an Operator object annotated for uninstall.
+ */
+async function adversarialDecoys(
+  admin: Kube,
+  id: string,
+  ns: string,
+  create: (o: object) => Promise<KubeObject>,
+  status: (o: KubeObject, st: object) => Promise<KubeObject>,
+): Promise<{ namespaces: string[]; objects: KubeObject[]; events(): CloudEvent<unknown>[] }> {
+  const objects: KubeObject[] = [];
+  const events: CloudEvent<unknown>[] = [];
+  const keep = (o: KubeObject, ...verbs: ('add' | 'update')[]): KubeObject => {
+    objects.push(o);
+    for (const v of verbs.length ? verbs : (['add', 'update'] as const)) events.push(apiServerEvent(v, o));
+    return o;
+  };
+
+  // Hash-named Failed Job whose ConfigMap is the user's (no CatalogSource owner).
+  const userImage = `quay.io/example/user-bundle:v${id}`;
+  const userCm = await create({ ...olm.unpackConfigMap({ namespace: ns, image: userImage, catalogSourceName: 'x', catalogSourceUid: 'x' }), metadata: { name: olm.unpackHash(userImage), namespace: ns } });
+  objects.push(userCm);
+  let userJob = await create(olm.unpackJob({ namespace: ns, image: userImage, configMapUid: userCm.metadata.uid! }));
+  userJob = await status(userJob, olm.jobStatusFailed({ reason: 'BackoffLimitExceeded', at: minutesAgo(120), startedAt: minutesAgo(130) }));
+  keep(userJob);
+
+  // A suspended unpack Job, OLM's shape otherwise (deadline 60 s, created now, never started).
+  const cs = await create(olm.catalogSource({ namespace: ns, name: 'adv-catalog', image: 'quay.io/example/adv-index:v1' }));
+  objects.push(cs);
+  const susImage = `quay.io/example/suspended-bundle:v${id}`;
+  const susCm = await create(olm.unpackConfigMap({ namespace: ns, image: susImage, catalogSourceName: 'adv-catalog', catalogSourceUid: cs.metadata.uid! }));
+  objects.push(susCm);
+  const susBuilt = olm.unpackJob({ namespace: ns, image: susImage, configMapUid: susCm.metadata.uid!, activeDeadlineSeconds: 60 });
+  susBuilt.spec.suspend = true;
+  keep(await create(susBuilt));
+
+  // OLM v0.19-v0.25: labelled ConfigMap, unlabelled Complete Job, registry pod without olm.managed.
+  const oldNs = `decoy-${id}-v025`;
+  await create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: oldNs } });
+  const oldCs = await create(olm.catalogSource({ namespace: oldNs, name: 'old-catalog', image: 'quay.io/example/old-index:v1' }));
+  objects.push(oldCs);
+  const oldNode = await create(olm.node({ name: `decoy-old-${id}`, ready: true, since: minutesAgo(60) }));
+  objects.push(oldNode);
+  objects.push(await create(olm.catalogPod({ namespace: oldNs, catalogSourceName: 'old-catalog', catalogSourceUid: oldCs.metadata.uid!, nodeName: oldNode.metadata.name, image: 'quay.io/example/old-index:v1', managedLabel: false } as never)));
+  const oldImage = `quay.io/example/old-bundle:v${id}`;
+  const oldCm = await create(olm.unpackConfigMap({ namespace: oldNs, image: oldImage, catalogSourceName: 'old-catalog', catalogSourceUid: oldCs.metadata.uid!, extractedPackage: 'old' }));
+  objects.push(oldCm);
+  let oldJob = await create(olm.unpackJob({ namespace: oldNs, image: oldImage, configMapUid: oldCm.metadata.uid!, variant: 'no-ref-label' }));
+  oldJob = await status(oldJob, olm.jobStatusComplete({ at: minutesAgo(600), startedAt: minutesAgo(601) }));
+  keep(oldJob);
+
+  // Nodes NotReady for a day, and for 100 s.
+  const deadNode = await create(olm.node({ name: `decoy-dead-${id}`, ready: 'Unknown', since: minutesAgo(24 * 60), taints: [olm.taintUnreachable(minutesAgo(24 * 60))] }));
+  objects.push(await status(deadNode, { conditions: (olm.node({ name: 'x', ready: 'Unknown', since: minutesAgo(24 * 60) }).status as { conditions: unknown[] }).conditions }));
+  const freshNode = await create(olm.node({ name: `decoy-fresh-${id}`, ready: 'Unknown', since: new Date(Date.now() - 100_000), taints: [olm.taintUnreachable(new Date(Date.now() - 100_000))] }));
+  objects.push(await status(freshNode, { conditions: (olm.node({ name: 'x', ready: 'Unknown', since: new Date(Date.now() - 100_000) }).status as { conditions: unknown[] }).conditions }));
+  // ... a pod labelled olm.catalogSource without any CatalogSource owner on the dead node;
+  keep(await create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'lookalike-registry', namespace: ns, labels: { 'olm.catalogSource': 'adv-catalog' } }, spec: { nodeName: deadNode.metadata.name, containers: [{ name: 'c', image: 'x' }] } }));
+  // ... a real catalog pod that tolerates unreachable forever, on the dead node;
+  const forever = olm.catalogPod({ namespace: ns, catalogSourceName: 'adv-catalog', catalogSourceUid: cs.metadata.uid!, nodeName: deadNode.metadata.name, image: 'quay.io/example/adv-index:v1', name: 'adv-catalog-forever' } as never);
+  forever.spec.tolerations = [{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute' }, { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' }];
+  keep(await create(forever));
+  // ... and one on the node NotReady for 100 s (fence 300 + 30 s).
+  keep(await create(olm.catalogPod({ namespace: ns, catalogSourceName: 'adv-catalog', catalogSourceUid: cs.metadata.uid!, nodeName: freshNode.metadata.name, image: 'quay.io/example/adv-index:v1', name: 'adv-catalog-fresh' } as never)));
+
+  // A subscribed operator whose <pkg>.<ns> exceeds 63 chars, its Operator annotated for uninstall.
+  const longNs = `decoy-${id}-openshift-cluster-observability-operator`.slice(0, 63).replace(/-+$/, '');
+  await create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: longNs } });
+  const pkg = 'cluster-observability-operator';
+  const key = olm.componentLabelKey(pkg, longNs);
+  const labels = { [key]: '' };
+  const builtCsv = olm.csv({ namespace: longNs, name: `${pkg}.v1.0.0`, phase: 'Failed', at: minutesAgo(180), labels, finalizers: [olm.CSV_CLEANUP_FINALIZER] });
+  const longCsv = await status(await create(builtCsv), builtCsv.status);
+  const longSub = await create(olm.subscription({ namespace: longNs, name: pkg, package: pkg, source: 'adv-catalog', sourceNamespace: ns, labels } as never));
+  const longSa = await create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'controller', namespace: longNs, labels } });
+  objects.push(longCsv, longSub, longSa);
+  const opBuilt = olm.operatorObject({ pkg, namespace: longNs, refs: [longCsv, longSub, longSa].map((o) => ({ kind: o.kind, apiVersion: o.apiVersion, namespace: longNs, name: o.metadata.name })) });
+  opBuilt.metadata.annotations = { 'olm-medic.io/uninstall': 'true' };
+  const op = await status(await create(opBuilt), opBuilt.status);
+  keep(op, 'update');
+
+  return { namespaces: [oldNs, longNs], objects, events: () => events };
+}
+
+/**
+ * Events no ApiServerSource sends but anyone who can reach the Broker can: names and namespaces
+ * carrying selector syntax, whitespace, path segments, unicode, or over 253 characters, about a
+ * live CSV. Each must be rejected (400) before any request.
+ */
+export function craftedEvents(liveCsv: KubeObject): CloudEvent<unknown>[] {
+  const n = liveCsv.metadata.name;
+  const names = [`${n},olm.owner.kind=ClusterServiceVersion`, `${n} `, `../${n}`, `${n}\u00f1`, 'x'.repeat(300), `${n}%2F..`];
+  const forged = names.map((name) => ({ ...liveCsv, metadata: { ...liveCsv.metadata, name, deletionTimestamp: new Date().toISOString() } }));
+  const badNs = { ...liveCsv, metadata: { ...liveCsv.metadata, namespace: 'a,b=c' } };
+  return [...forged.map((o) => apiServerEvent('delete', o)), apiServerEvent('update', badNs)];
 }
 
 /** Differences between the decoys as created and as they are now. Empty when untouched. */

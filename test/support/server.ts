@@ -21,7 +21,7 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + 60_000; // generous: suites start several servers on a loaded 2-core machine
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`server exited ${proc.exitCode}: ${out}`);
     try {

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { defaults, identityProblem, plan, type Observed, type PodFacts } from '../../functions/catalog-reschedule/plan.js';
-import type { Action, Plan, PlanContext } from '../../shared/core/types.js';
+import { NO_POLICY, type Action, type Plan, type PlanContext } from '../../shared/core/types.js';
 import type { KubeObject } from '../../shared/kube/types.js';
 import {
   catalogPod,
@@ -21,7 +21,7 @@ const ago = (s: number) => new Date(NOW.getTime() - s * 1000);
 const NODE = 'worker-1';
 const NS = 'olm';
 const IMAGE = 'quay.io/operatorhubio/catalog:latest';
-const ctx = (options: Record<string, number> = {}): PlanContext => ({ now: NOW, options: { ...defaults, ...options } });
+const ctx = (options: Record<string, number> = {}): PlanContext => ({ now: NOW, options: { ...defaults, ...options }, policy: NO_POLICY });
 
 let seq = 0;
 function live(o: Obj, extra: Partial<KubeObject['metadata']> = {}): KubeObject {
@@ -101,7 +101,10 @@ describe('catalog-reschedule plan: decision table', () => {
     // a Ready node: never
     ['node Ready', obs(readyNode(), pod({ cs })), { kind: 'noop', reason: /is Ready/ }],
     // the Node object is gone: the pod can never terminate
-    ['node deleted', obs(undefined, pod({ cs })), { kind: 'act', note: /no longer exists/ }],
+    // the Node object is gone and was first seen missing 60 s ago (past the 40 s quarantine)
+    ['node deleted', { ...obs(undefined, pod({ cs })), nodeMissingSince: NOW.getTime() / 1000 - 60 }, { kind: 'act', note: /no longer exists/ }],
+    // just seen missing: it may re-register (PodGC's 40 s quarantine)
+    ['node deleted, just seen missing', { ...obs(undefined, pod({ cs })), nodeMissingSince: NOW.getTime() / 1000 - 5 }, { kind: 'requeue', after: 35 }],
     // out-of-service: the admin declared the node dead, no fence
     ['out-of-service inside the fence', obs(unknownNode(10, [taintUnreachable(ago(10)), taintOutOfService()]), pod({ cs })), { kind: 'act', note: /out-of-service/ }],
     // DisruptionTarget older than olmGraceSeconds: OLM should have acted, it did not
@@ -128,8 +131,8 @@ describe('catalog-reschedule plan: decision table', () => {
     ['two catalogs on one dead node', obs(unknownNode(600), pod({ cs }), pod({ cs: other })), { kind: 'act', deletes: 2 }],
     // an opted-out catalog alone: asked for, so the executor refuses it with a Warning Event
     ['only an opted-out catalog', obs(unknownNode(600), pod({ cs: optedOut })), { kind: 'act', deletes: 1 }],
-    // an opted-out catalog next to another: the other goes first, the opted-out one on the next look
-    ['opted-out catalog next to another', obs(unknownNode(600), pod({ cs: optedOut }), pod({ cs })), { kind: 'act', deletes: 1 }],
+    // an opted-out catalog next to another: both are planned, each optional (the executor refuses only the opted-out one)
+    ['opted-out catalog next to another', obs(unknownNode(600), pod({ cs: optedOut }), pod({ cs })), { kind: 'act', deletes: 2 }],
     // act beats defer: one pod overdue, one just marked
     ['one overdue, one deferred', obs(unknownNode(600), pod({ cs }), pod({ cs: other, disruptionAgo: 5 })), { kind: 'act', deletes: 1 }],
     // no catalog pods at all
@@ -138,12 +141,19 @@ describe('catalog-reschedule plan: decision table', () => {
     check(plan(o, ctx(options)), e);
   });
 
-  it('mixed with an opted-out catalog: deletes only the other one and looks again soon', () => {
-    const mine = pod({ cs: optedOut });
-    const theirs = pod({ cs });
-    const p = plan(obs(unknownNode(600), mine, theirs), ctx());
-    expect(p).toMatchObject({ kind: 'act', requeueAfterSeconds: 1 });
-    expect((p as Extract<Plan, { kind: 'act' }>).actions.map((a) => a.target.uid)).toEqual([theirs.pod.metadata.uid]);
+  it('every pod delete is optional: an opted-out catalog or a protected namespace never holds back the others', () => {
+    const p = plan(obs(unknownNode(600), pod({ cs: optedOut }), pod({ cs })), ctx());
+    expect(p.kind).toBe('act');
+    expect((p as Extract<Plan, { kind: 'act' }>).actions.every((a) => a.optional === true)).toBe(true);
+  });
+
+  it('a pod that tolerates the taint forever (no tolerationSeconds) is never fenced out by time', () => {
+    const f = pod({ cs });
+    (f.pod.spec as { tolerations: unknown[] }).tolerations = [{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute' }];
+    expect(plan(obs(unknownNode(86_400), f), ctx())).toMatchObject({ kind: 'noop', reason: expect.stringMatching(/tolerates .* forever/) });
+    // ...but a node that is gone, or out-of-service, still fences it out
+    expect(plan({ ...obs(undefined, f), nodeMissingSince: NOW.getTime() / 1000 - 60 }, ctx()).kind).toBe('act');
+    expect(plan(obs(unknownNode(10, [taintUnreachable(ago(10)), taintOutOfService()]), f), ctx()).kind).toBe('act');
   });
 
   it('carries the uid (and resourceVersion) preconditions of the observed pod', () => {

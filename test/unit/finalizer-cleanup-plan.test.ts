@@ -1,8 +1,9 @@
 /** finalizer-cleanup's pure plans: decision tables for both situations, and safety properties. */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { defaults, DELETABLE, plan, type CsvObserved, type OperatorObserved } from '../../functions/finalizer-cleanup/plan.js';
-import type { Action, Plan, PlanContext } from '../../shared/core/types.js';
+import { isCopiedCsv } from '../../shared/olm/olm.js';
+import { defaults, DELETABLE, plan, type Component, type CsvObserved, type OperatorObserved } from '../../functions/finalizer-cleanup/plan.js';
+import { NO_POLICY, type Action, type Plan, type PlanContext } from '../../shared/core/types.js';
 import type { KubeObject } from '../../shared/kube/types.js';
 import {
   CSV_CLEANUP_FINALIZER,
@@ -24,7 +25,7 @@ const CSV_NAME = 'etcdoperator.v0.9.4';
 const OURS = 'olm-medic.io/csv-cleanup';
 const PKG = 'etcd';
 const LABEL_KEY = `operators.coreos.com/${PKG}.${NS}`;
-const ctx = (options: Record<string, number | boolean> = {}): PlanContext => ({ now: NOW, options: { ...defaults, ...options } });
+const ctx = (options: Record<string, number | boolean> = {}): PlanContext => ({ now: NOW, options: { ...defaults, ...options }, policy: NO_POLICY });
 
 let seq = 0;
 function live(o: Obj, extra: Partial<KubeObject['metadata']> = {}, createdAgo = 3600): KubeObject {
@@ -35,7 +36,7 @@ function live(o: Obj, extra: Partial<KubeObject['metadata']> = {}, createdAgo = 
 }
 const deleting = { deletionTimestamp: rfc3339(ago(5)) };
 
-const theCsv = (o: { finalizers?: string[]; deleting?: boolean; copiedFrom?: string; phase?: 'Failed' | 'Succeeded'; failedAgo?: number; labels?: Record<string, string> } = {}) =>
+const theCsv = (o: { finalizers?: string[]; deleting?: boolean; copiedFrom?: string; phase?: 'Failed' | 'Succeeded' | ''; failedAgo?: number; labels?: Record<string, string> } = {}) =>
   live(
     csv({ namespace: NS, name: CSV_NAME, ...(o.copiedFrom ? { copiedFrom: o.copiedFrom } : {}), phase: o.phase ?? 'Succeeded', at: ago(o.failedAgo ?? 7200), ...(o.labels ? { labels: o.labels } : {}) }),
     { ...(o.finalizers ? { finalizers: o.finalizers } : {}), ...(o.deleting ? deleting : {}) },
@@ -82,7 +83,15 @@ describe('finalizer-cleanup plan A (CSV): decision table', () => {
     // copies are OLM's to manage
     ['copied CSV', csvObs(theCsv({ copiedFrom: 'elsewhere' })), { kind: 'noop', reason: /copied/ }],
     // the option turns finalizer management off
-    ['manageFinalizer=false', csvObs(theCsv()), { kind: 'noop', reason: /disabled/ }, { manageFinalizer: false }],
+    ['manageFinalizer=false', csvObs(theCsv()), { kind: 'noop', reason: /finalizer management is off/ }, { manageFinalizer: false }],
+    // ... and releases ours where it holds one (the removal path)
+    ['manageFinalizer=false, ours held', csvObs(theCsv({ finalizers: [OURS] })), { kind: 'act', actions: [['patch', 'ClusterServiceVersion', 'CsvFinalizerReleased']], finalizers: [] }, { manageFinalizer: false }],
+    // OLM added its own after ours (OLM upgraded to v0.27+): defer to OLM, release ours
+    ["both finalizers: ours is released to OLM", csvObs(theCsv({ finalizers: [CSV_CLEANUP_FINALIZER, OURS] })), { kind: 'act', finalizers: [CSV_CLEANUP_FINALIZER] }],
+    // a brand-new CSV OLM has not synced yet: v0.27+ would add its own first; never race it
+    ['unsynced CSV (no status.phase)', csvObs(theCsv({ phase: '' })), { kind: 'noop', reason: /not synced/ }],
+    // another CSV in the namespace carries OLM's finalizer: this OLM manages them
+    ['OLM finalizer seen on a sibling', { ...csvObs(theCsv()), olmFinalizerSeen: true }, { kind: 'noop', reason: /manages CSV cleanup/ }],
     // deleting with ours: delete every labelled object, look again in 2 s
     ['deleting, owned objects live', csvObs(theCsv({ finalizers: [OURS], deleting: true }), [cr(), crb(), vwc()]), {
       kind: 'act',
@@ -140,21 +149,23 @@ function opObs(o: { annotate?: boolean; opDeleting?: boolean; subs?: KubeObject[
   return {
     kind: 'operator',
     operator: operator({ ...(o.annotate ? { annotate: true } : {}), ...(o.opDeleting ? { deleting: true } : {}) }),
-    pkg: PKG,
-    namespace: NS,
     labelKey: LABEL_KEY,
-    subscriptions: o.subs ?? [],
+    // observe() keeps only live, non-deleting Subscriptions that claim the label key
+    claimants: (o.subs ?? []).filter((s) => !s.metadata.deletionTimestamp),
     csvs: o.csvs ?? [],
-    components: o.components ?? [],
+    components: (o.components ?? []).map(asComponent),
   };
+}
+function asComponent(x: KubeObject): Component {
+  return { ref: { apiVersion: x.apiVersion, kind: x.kind, name: x.metadata.name, ...(x.metadata.namespace ? { namespace: x.metadata.namespace } : {}) }, live: x };
 }
 const failed = (secondsAgo = 7200) => theCsv({ phase: 'Failed', failedAgo: secondsAgo, labels });
 
 describe('finalizer-cleanup plan B (Operator): status not yet populated', () => {
   it('does nothing while OLM has not written status.components (an annotated Operator created before its status)', () => {
     const o = opObs({ annotate: true });
-    delete (o.operator as { status?: unknown }).status;
-    expect(plan(o, { now: new Date(), options: {} })).toMatchObject({ kind: 'noop', reason: /not reported the components/ });
+    delete (o as { labelKey?: string }).labelKey;
+    expect(plan(o, { now: new Date(), options: {}, policy: NO_POLICY })).toMatchObject({ kind: 'noop', reason: /not reported the components/ });
   });
 });
 
@@ -164,10 +175,11 @@ describe('finalizer-cleanup plan B (Operator): decision table', () => {
     ['annotated: CSV, Deployment, CRD', opObs({ annotate: true, csvs: [failed()], components: [deploy(), crd(), failed()] }), {
       kind: 'act',
       after: 2,
-      actions: [['delete', 'ClusterServiceVersion', 'OperatorLeftoverDeleted'], ['delete', 'Deployment', 'OperatorLeftoverDeleted']],
+      // the CSV first, alone: while it exists OLM recreates its parts (OperatorConditions, deployment)
+      actions: [['delete', 'ClusterServiceVersion', 'OperatorLeftoverDeleted']],
     }],
     // a Subscription still exists: OLM would reinstall; refuse with guidance
-    ['annotated but subscribed', opObs({ annotate: true, subs: [sub()], components: [deploy()] }), { kind: 'refuse', reason: /UninstallLeftoversKept: Subscription etcd for package etcd still exists/ }],
+    ['annotated but subscribed', opObs({ annotate: true, subs: [sub()], components: [deploy()] }), { kind: 'refuse', reason: /UninstallLeftoversKept/ }],
     // a Subscription that is itself being deleted does not count
     ['annotated, Subscription deleting', opObs({ annotate: true, subs: [sub({ deleting: true })], components: [deploy()] }), { kind: 'act', actions: [['delete', 'Deployment', 'OperatorLeftoverDeleted']] }],
     // not requested, no Subscription, CSV Failed for 2 h: tell the user how
@@ -280,14 +292,18 @@ const arbOptions = fc.record({
 });
 
 describe('finalizer-cleanup plan: properties', () => {
-  it('never a finalizer removal while any owned object remains', () => {
+  it('never a finalizer removal while a cleanable owned object remains, unless the cleanup is not ours to do', () => {
     fc.assert(
       fc.property(arbCsvObserved, arbOptions, (o, options) => {
         for (const a of acts(plan(o, ctx(options)))) {
           if (a.verb !== 'patch') continue;
           const had = o.csv?.metadata.finalizers?.includes(OURS) ?? false;
           const keeps = ((a.patch.metadata as { finalizers?: string[] }).finalizers ?? []).includes(OURS);
-          if (had && !keeps) expect(o.owned).toEqual([]);
+          const notOurs = options.manageFinalizer === false || (o.csv?.metadata.finalizers ?? []).includes(CSV_CLEANUP_FINALIZER) || o.csv?.metadata.annotations?.['olm-medic.io/ignore'] === 'true' || (o.csv !== undefined && isCopiedCsv(o.csv));
+          if (had && !keeps) {
+            expect(a.releasesOwnFinalizer).toBe(true);
+            if (!notOurs) expect(o.owned.filter((x) => x.metadata.annotations?.['olm-medic.io/ignore'] !== 'true')).toEqual([]);
+          }
           // and never drops anybody else's finalizer
           for (const f of o.csv?.metadata.finalizers ?? []) if (f !== OURS) expect((a.patch.metadata as { finalizers: string[] }).finalizers).toContain(f);
         }
@@ -311,16 +327,19 @@ describe('finalizer-cleanup plan: properties', () => {
     fc.assert(
       fc.property(arbOperatorObserved, arbOptions, (o, options) => {
         const d = acts(plan(o, ctx(options))).filter((a) => a.verb === 'delete');
-        if (o.subscriptions.some((s) => !s.metadata.deletionTimestamp)) expect(d).toEqual([]);
+        // every claimant here is in the Operator's namespace NS: nothing of NS may go
+        if (o.claimants.length) expect(d.filter((a) => a.target.kind === 'Operator' || a.target.namespace === NS)).toEqual([]);
         for (const a of d) {
           if (a.target.kind === 'Operator') {
             expect(d).toHaveLength(1);
-            expect(o.components.filter((c) => c.metadata.labels?.[LABEL_KEY] !== undefined)).toEqual([]);
+            expect(o.components.filter((c) => c.live?.metadata.labels?.[LABEL_KEY] !== undefined)).toEqual([]);
             continue;
           }
           expect(DELETABLE.has(a.target.kind)).toBe(true);
-          const c = o.components.find((x) => x.metadata.uid === a.target.uid)!;
+          const c = o.components.find((x) => x.live?.metadata.uid === a.target.uid)!.live!;
           expect(c.metadata.labels?.[LABEL_KEY]).toBe('');
+          // never an object another operator's component label is on
+          expect(Object.keys(c.metadata.labels ?? {}).filter((k) => k.startsWith('operators.coreos.com/') && k !== LABEL_KEY)).toEqual([]);
         }
       }),
       { numRuns: 1000 },
@@ -333,7 +352,11 @@ describe('finalizer-cleanup plan: properties', () => {
         if (!o.csv || o.csv.metadata.deletionTimestamp) return;
         for (const a of acts(plan(o, ctx(options)))) {
           if (a.verb !== 'patch') throw new Error(`unexpected ${a.verb} of ${a.target.kind}`);
-          expect((a.patch.metadata as { finalizers: string[] }).finalizers).toEqual([...(o.csv.metadata.finalizers ?? []), OURS]);
+          const before = o.csv.metadata.finalizers ?? [];
+          const after = (a.patch.metadata as { finalizers: string[] }).finalizers;
+          // gains ours, or (released to OLM / management off) loses ours; nothing else changes
+          if (before.includes(OURS)) expect(after).toEqual(before.filter((f) => f !== OURS));
+          else expect(after).toEqual([...before, OURS]);
         }
       }),
       { numRuns: 500 },

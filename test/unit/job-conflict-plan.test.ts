@@ -5,12 +5,12 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { configMapOwner, plan, type JobFacts, type Observed } from '../../functions/job-conflict/plan.js';
-import type { Action, Plan, PlanContext } from '../../shared/core/types.js';
+import { NO_POLICY, type Action, type Plan, type PlanContext } from '../../shared/core/types.js';
 import type { KubeObject } from '../../shared/kube/types.js';
 import * as olm from '../fixtures/olm-objects.js';
 
 const NOW = new Date('2025-06-01T12:00:00Z');
-const ctx: PlanContext = { now: NOW, options: { marginSeconds: 60 } };
+const ctx: PlanContext = { now: NOW, options: { marginSeconds: 60 }, policy: NO_POLICY };
 const CAT = 'olm';
 const CATALOG = 'operatorhubio-catalog';
 const IMAGE = 'quay.io/operatorhubio/etcd@sha256:5e9e2a1ed1e3ab0b0f9b4e6f4a8b9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1';
@@ -106,7 +106,7 @@ function observed(jobs: JobFacts[], o: Partial<Omit<Observed, 'jobs'>> = {}): Ob
     catalogSources: [CATALOG],
     olmLabelsObjects: true,
     subscribers: [sub('ns-a', 'installed'), sub('ns-b', 'unpack-failed')],
-    retryIntervalNamespaces: [],
+    retryIntervals: {},
     ...o,
     jobs,
   };
@@ -144,9 +144,11 @@ describe('job-conflict plan()', () => {
     // The ConfigMap holds extracted content: not the empty leftover of a failed unpack, keep it.
     ['failed job, ConfigMap extracted', observed([facts(job({ failed: 3000 }), configMap({ extracted: true }))]), [DEL_JOB, NUDGE_B]],
     // The stuck namespace's OperatorGroup sets the retry interval: OLM retries itself.
-    ['failed job, retry interval on the stuck namespace', observed([facts(job({ failed: 3000 }))], { retryIntervalNamespaces: ['ns-b'] }), ['defer DeferredToOlm']],
+    ['failed job, retry interval on the stuck namespace, interval passed', observed([facts(job({ failed: 3000 }))], { retryIntervals: { 'ns-b': 300 } }), [NUDGE_B]],
+    // ... not passed yet: OLM's own retry comes later; look again then
+    ['failed job, retry interval on the stuck namespace, not passed', observed([facts(job({ failed: 3000 }))], { retryIntervals: { 'ns-b': 3600 } }), ['defer DeferredToOlm']],
     // Only the settled namespace A sets it: nothing resolves there, so OLM never retries for B.
-    ['failed job, retry interval only on a settled namespace', observed([facts(job({ failed: 3000 }))], { retryIntervalNamespaces: ['ns-a'] }), [DEL_JOB, DEL_CM, NUDGE_B]],
+    ['failed job, retry interval only on a settled namespace', observed([facts(job({ failed: 3000 }))], { retryIntervals: { 'ns-a': 300 } }), [DEL_JOB, DEL_CM, NUDGE_B]],
     // v0.43+ job with a 300 s TTL that finished a minute ago: Kubernetes removes it, OLM retries.
     ['failed job within its TTL', observed([facts(job({ failed: 60 }, { ttl: 300 }))]), ['defer DeferredToOlm']],
     // Past TTL + margin and still there (TTL controller not running): act.
@@ -172,7 +174,8 @@ describe('job-conflict plan()', () => {
     // No deadline at all (timeout 0): never delete a running job.
     ['running with no deadline', observed([facts(job({ active: 99999 }, { deadline: null }))]), ['noop']],
     // A job without status yet counts as running from its creation.
-    ['just created, no status', observed([facts(job('new', { createdSecondsAgo: 10 }))]), ['requeue 650s']],
+    // no status.startTime yet: deadlines count from startTime only, so there is none to pass
+    ['just created, no status', observed([facts(job('new', { createdSecondsAgo: 10 }))]), ['noop']],
     // Not an unpack hash name.
     ['name not a hash', observed([facts(job({ failed: 3000 }, { name: 'my-batch-job' }))]), ['noop']],
     // No ConfigMap ownerReference: not OLM's.
@@ -210,11 +213,30 @@ describe('job-conflict plan()', () => {
     expect(nudge.target.resourceVersion).toBeDefined();
   });
 
-  it('does not nudge (and is not blocked by) an opted-out stuck Subscription', () => {
+  it('nudges are optional (an opted-out or protected Subscription is skipped by the executor, never blocking the fix)', () => {
     const optedOut = sub('ns-c', 'unpack-failed');
     optedOut.metadata.annotations = { 'olm-medic.io/ignore': 'true' };
     const o = observed([facts(job({ failed: 3000 }))], { subscribers: [sub('ns-b', 'unpack-failed'), optedOut] });
-    expect(summary(plan(o, ctx))).toEqual([DEL_JOB, DEL_CM, NUDGE_B]);
+    const p = plan(o, ctx) as Extract<Plan, { kind: 'act' }>;
+    expect(p.actions[0]).toMatchObject({ reason: 'UnpackJobDeleted' });
+    expect(p.actions[0]!.optional).toBeUndefined(); // the Job delete is required
+    for (const a of p.actions.filter((x) => x.reason === 'SubscriptionNudged')) expect(a.optional).toBe(true);
+  });
+
+  it('a suspended Job (queued, no startTime) is never deleted, however old', () => {
+    const j = job('new', { createdSecondsAgo: 86_400 });
+    (j.spec as { suspend?: boolean }).suspend = true;
+    expect(plan(observed([facts(j)]), ctx)).toMatchObject({ kind: 'noop', reason: expect.stringContaining('suspended') });
+  });
+
+  it('OLM <= v0.24 (the failed lookup lives in an InstallPlan): refuses with the documented steps instead of deleting', () => {
+    const o = observed([facts(job({ failed: 3000 }))], { legacyFailedPlans: { [HASH]: ['ns-b/install-abc'] } });
+    expect(plan(o, ctx)).toMatchObject({ kind: 'refuse', reason: 'UnpackRetryNeedsManualSteps', note: expect.stringContaining('delete the failing InstallPlan') });
+  });
+
+  it('a Job is guarded by its owner ConfigMap and the CatalogSource owning it', () => {
+    const p = plan(observed([facts(job({ failed: 3000 }))]), ctx) as Extract<Plan, { kind: 'act' }>;
+    expect(p.actions[0]!.guards?.map((g) => g.kind)).toContain('ConfigMap');
   });
 
   it('re-sends a lost nudge: BundleUnpackFailed, no failed Job left, not nudged since the failure — once', () => {
@@ -239,8 +261,8 @@ describe('job-conflict plan()', () => {
 
   it('honours the marginSeconds option', () => {
     const o = observed([facts(job({ active: 620 }))]);
-    expect(summary(plan(o, { now: NOW, options: { marginSeconds: 60 } }))).toEqual(['requeue 40s']);
-    expect(summary(plan(o, { now: NOW, options: { marginSeconds: 0 } }))).toEqual([DEL_JOB, NUDGE_B]);
+    expect(summary(plan(o, { now: NOW, options: { marginSeconds: 60 }, policy: NO_POLICY }))).toEqual(['requeue 40s']);
+    expect(summary(plan(o, { now: NOW, options: { marginSeconds: 0 }, policy: NO_POLICY }))).toEqual([DEL_JOB, NUDGE_B]);
   });
 });
 
@@ -286,7 +308,7 @@ function build(m: ArbValue<typeof worldModel>): Observed {
     return facts(job(state, { uid: `job-${i}`, name, cmUid: j.owner, variant: j.variant, ttl: j.ttl, deadline: j.deadline, createdSecondsAgo: j.ageSeconds }), cm, !!cm && m.cmInUse);
   });
   const subs = m.subs.map((s, i) => sub(s.ns, s.kind, `sub-${i}`));
-  return { namespace: CAT, catalogSources: m.hasCatalog ? [CATALOG] : [], olmLabelsObjects: m.olmLabelsObjects, jobs, subscribers: subs, retryIntervalNamespaces: m.retryNs };
+  return { namespace: CAT, catalogSources: m.hasCatalog ? [CATALOG] : [], olmLabelsObjects: m.olmLabelsObjects, jobs, subscribers: subs, retryIntervals: Object.fromEntries(m.retryNs.map((n: string) => [n, 300])) };
 }
 
 /** The cluster after the actions: deletes (with the GC cascade from a ConfigMap to the Jobs it owns), patches. */
@@ -335,7 +357,7 @@ describe('job-conflict plan() properties', () => {
           // The jobs still there were skipped (noop), are running within their deadline (requeue) or
           // are OLM's to clean up (defer) — never a second round of writes.
           expect(['noop', 'requeue', 'defer']).toContain(again.kind);
-          if (after.jobs.every((f) => !runningWithinDeadline(f)) && after.retryIntervalNamespaces.length === 0 && after.jobs.every((f) => (f.job.spec as { ttlSecondsAfterFinished?: number }).ttlSecondsAfterFinished === undefined)) {
+          if (after.jobs.every((f) => !runningWithinDeadline(f)) && Object.keys(after.retryIntervals).length === 0 && after.jobs.every((f) => (f.job.spec as { ttlSecondsAfterFinished?: number }).ttlSecondsAfterFinished === undefined)) {
             expect(again.kind).toBe('noop');
           }
         }

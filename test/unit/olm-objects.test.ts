@@ -3,10 +3,17 @@ import {
   BUNDLE_UNPACK_REF_LABEL,
   CSV_CLEANUP_FINALIZER,
   bundleUnpackFailedCondition,
+  bundleUnpackFailedMessage,
+  bundleUnpackingCondition,
   catalogPod,
+  catalogServiceAccount,
   componentLabelKey,
   csv,
+  csvApiService,
   csvClusterRole,
+  csvClusterRoleBinding,
+  csvRole,
+  csvWebhook,
   csvComponentConditions,
   csvStatus,
   installPlan,
@@ -15,6 +22,7 @@ import {
   jobStatusComplete,
   jobStatusFailed,
   node,
+  olmMinor,
   operatorGroup,
   operatorObject,
   podConditionDisruptionTarget,
@@ -23,6 +31,10 @@ import {
   unpackConfigMap,
   unpackHash,
   unpackJob,
+  unpackJobTolerations,
+  unpackRole,
+  unpackRoleBinding,
+  unpackServiceAccount,
   unpackRetryJobName,
   unpackedBundleSteps,
   type ComponentRef,
@@ -296,5 +308,204 @@ describe('node and pod conditions', () => {
       type: 'DisruptionTarget', status: 'True', reason: 'DeletionByTaintManager',
       message: 'Taint manager: deleting due to NoExecute taint', lastTransitionTime: '2025-03-01T12:00:00Z',
     });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Per-release shapes. Each test is named after the OLM source lines it checks
+// (github.com/operator-framework/operator-lifecycle-manager at the tag, paths under pkg/controller/).
+// ---------------------------------------------------------------------------------------------
+
+describe('olmVersion parsing', () => {
+  it('accepts v0.X and v0.X.Y, rejects malformed input and releases before v0.19', () => {
+    expect(olmMinor('v0.28.0')).toBe(28);
+    expect(olmMinor('0.43')).toBe(43);
+    expect(() => olmMinor('v1.0.0')).toThrow();
+    expect(() => olmMinor('v0.18.3')).toThrow(/older than v0.19/);
+  });
+});
+
+describe('unpack Job by OLM release', () => {
+  const base = { namespace: 'olm', image: IMAGE, configMapUid: 'cm-uid' };
+  const pod = (j: Obj): Obj => j.spec.template.spec;
+  const containers = (j: Obj): Obj[] => [...pod(j).initContainers, ...pod(j).containers];
+
+  it('bundle_unpacker.go v0.25.0:87-255 — v0.19–v0.25: no labels on Job or template, no TTL, no SA, no tolerations', () => {
+    for (const v of ['v0.19.0', 'v0.25.0']) {
+      const j = unpackJob({ ...base, olmVersion: v });
+      expect(j.metadata.labels).toBeUndefined();
+      expect(j.spec.template.metadata).toEqual({ name: IMAGE_HASH });
+      expect('ttlSecondsAfterFinished' in j.spec).toBe(false);
+      expect(pod(j).serviceAccountName).toBeUndefined();
+      expect(pod(j).tolerations).toBeUndefined();
+      expect(containers(j).every((c) => c.terminationMessagePolicy === undefined && c.securityContext.readOnlyRootFilesystem === undefined)).toBe(true);
+      expect(j.spec.backoffLimit).toBe(3);
+      expect(j.metadata.ownerReferences[0]).toMatchObject({ kind: 'ConfigMap', name: IMAGE_HASH, controller: false, blockOwnerDeletion: false });
+    }
+  });
+
+  it('bundle_unpacker.go v0.26.0:98-111, :232-253 — v0.26–v0.31: both Job labels, template olm.managed only, arch tolerations only', () => {
+    for (const v of ['v0.26.0', 'v0.28', 'v0.31.0']) {
+      const j = unpackJob({ ...base, olmVersion: v });
+      expect(j.metadata.labels).toEqual({ 'olm.managed': 'true', [BUNDLE_UNPACK_REF_LABEL]: IMAGE_HASH });
+      expect(j.spec.template.metadata.labels).toEqual({ 'olm.managed': 'true' });
+      expect(pod(j).tolerations.map((t: Obj) => t.key)).toEqual(['kubernetes.io/arch', 'kubernetes.io/arch', 'kubernetes.io/arch', 'kubernetes.io/arch']);
+    }
+    expect(containers(unpackJob({ ...base, olmVersion: 'v0.26' })).some((c) => c.terminationMessagePolicy)).toBe(false);
+  });
+
+  it('bundle_unpacker.go v0.28.0:160,186,215 — terminationMessagePolicy FallbackToLogsOnError from v0.28', () => {
+    expect(containers(unpackJob({ ...base, olmVersion: 'v0.27.0' })).map((c) => c.terminationMessagePolicy)).toEqual([undefined, undefined, undefined]);
+    expect(containers(unpackJob({ ...base, olmVersion: 'v0.28.0' })).map((c) => c.terminationMessagePolicy)).toEqual(Array(3).fill('FallbackToLogsOnError'));
+  });
+
+  it('bundle_unpacker.go v0.32.0:107-112 — from v0.32 the pod template also carries bundle-unpack-ref', () => {
+    const j = unpackJob({ ...base, olmVersion: 'v0.32.0' });
+    expect(j.spec.template.metadata.labels).toEqual({ 'olm.managed': 'true', [BUNDLE_UNPACK_REF_LABEL]: IMAGE_HASH });
+  });
+
+  it('bundle_unpacker.go v0.33.0:157, :239-280 — v0.33+: control-plane and 120s unreachable/not-ready tolerations, read-only root fs', () => {
+    expect(unpackJobTolerations('v0.32.0')).toHaveLength(4);
+    const t = pod(unpackJob({ ...base, olmVersion: 'v0.33.0' })).tolerations;
+    expect(t).toHaveLength(7);
+    expect(t).toContainEqual({ key: 'node-role.kubernetes.io/master', operator: 'Exists', effect: 'NoSchedule' });
+    expect(t).toContainEqual({ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 120 });
+    expect(containers(unpackJob({ ...base, olmVersion: 'v0.33.0' })).every((c) => c.securityContext.readOnlyRootFilesystem === true)).toBe(true);
+    expect(unpackJobTolerations('v0.25.0')).toEqual([]);
+  });
+
+  it('bundle_unpacker.go v0.39.0:121 — from v0.39 the pod runs as SA <hash>; v0.38 leaves it unset', () => {
+    expect(pod(unpackJob({ ...base, olmVersion: 'v0.38.0' })).serviceAccountName).toBeUndefined();
+    expect(pod(unpackJob({ ...base, olmVersion: 'v0.39.0' })).serviceAccountName).toBe(IMAGE_HASH);
+  });
+
+  it('bundle_unpacker.go v0.43.0:108 — ttlSecondsAfterFinished 300 from v0.43 only', () => {
+    expect('ttlSecondsAfterFinished' in unpackJob({ ...base, olmVersion: 'v0.42.0' }).spec).toBe(false);
+    const v43 = unpackJob({ ...base, olmVersion: 'v0.43.0' });
+    expect(v43.spec.ttlSecondsAfterFinished).toBe(300);
+    expect(unpackJob({ ...base, olmVersion: 'v0.46.0' }).spec.ttlSecondsAfterFinished).toBe(300);
+    expect(v43.metadata.labels).toEqual({ 'olm.managed': 'true', [BUNDLE_UNPACK_REF_LABEL]: IMAGE_HASH });
+  });
+
+  it('defaults are unchanged: no olmVersion is the v0.33–v0.38 shape; explicit options beat the version', () => {
+    expect(unpackJob(base)).toEqual(unpackJob({ ...base, olmVersion: 'v0.35.0' }));
+    expect(unpackJob({ ...base, olmVersion: 'v0.25.0', variant: 'current' }).metadata.labels[BUNDLE_UNPACK_REF_LABEL]).toBe(IMAGE_HASH);
+    expect(unpackJob({ ...base, olmVersion: 'v0.43.0', ttlSecondsAfterFinished: 60 }).spec.ttlSecondsAfterFinished).toBe(60);
+  });
+});
+
+describe('unpack RBAC and ServiceAccount by OLM release', () => {
+  const base = { namespace: 'olm', image: IMAGE, configMapUid: 'cm-uid' };
+
+  it('bundle_unpacker.go v0.25.0:643-730 vs v0.26.0:731,775 — Role/RoleBinding unlabelled before v0.26', () => {
+    expect(unpackRole({ ...base, olmVersion: 'v0.25.0' }).metadata.labels).toBeUndefined();
+    expect(unpackRoleBinding({ ...base, olmVersion: 'v0.25.0' }).metadata.labels).toBeUndefined();
+    expect(unpackRole({ ...base, olmVersion: 'v0.26.0' }).metadata.labels).toEqual({ 'olm.managed': 'true' });
+    expect(unpackRoleBinding({ ...base, olmVersion: 'v0.26.0' }).metadata.labels).toEqual({ 'olm.managed': 'true' });
+    expect(unpackRole(base).metadata.labels).toEqual({ 'olm.managed': 'true' });
+  });
+
+  it('bundle_unpacker.go v0.33.0:804 vs v0.39.0:836 — RoleBinding subject is SA default before v0.39, SA <hash> after', () => {
+    expect(unpackRoleBinding({ ...base, olmVersion: 'v0.38.0' }).subjects).toEqual([{ kind: 'ServiceAccount', name: 'default', namespace: 'olm' }]);
+    expect(unpackRoleBinding({ ...base, olmVersion: 'v0.39.0' }).subjects).toEqual([{ kind: 'ServiceAccount', name: IMAGE_HASH, namespace: 'olm' }]);
+    expect(unpackRoleBinding(base).subjects[0].name).toBe('default');
+    expect(unpackRoleBinding({ ...base, olmVersion: 'v0.39.0', subject: 'default' }).subjects[0].name).toBe('default');
+  });
+
+  it('bundle_unpacker.go v0.39.0:807-828 — the unpack ServiceAccount exists from v0.39 only', () => {
+    expect(() => unpackServiceAccount({ ...base, olmVersion: 'v0.38.0' })).toThrow(/v0.39/);
+    expect(unpackServiceAccount({ ...base, olmVersion: 'v0.39.0' }).metadata).toMatchObject({ name: IMAGE_HASH, labels: { 'olm.managed': 'true' } });
+  });
+
+  it('bundle_unpacker.go v0.19.0:564 — the unpack ConfigMap is labelled olm.managed on every release', () => {
+    expect(unpackConfigMap({ namespace: 'olm', image: IMAGE, catalogSourceName: 'c', catalogSourceUid: 'u' }).metadata.labels).toEqual({ 'olm.managed': 'true' });
+  });
+});
+
+describe('Subscription unpack conditions by OLM release', () => {
+  it('catalog/operator.go v0.25.0:1069 / v0.42.0:1401 vs v0.43.0:1412-1423 — BundleUnpackFailed message formats', () => {
+    const legacy = 'bundle unpacking failed. Reason: DeadlineExceeded, and Message: Job was active longer than specified deadline';
+    expect(bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded', at: AT, olmVersion: 'v0.25.0' }).message).toBe(legacy);
+    expect(bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded', at: AT, olmVersion: 'v0.42.0' }).message).toBe(legacy);
+    expect(bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded', at: AT }).message).toBe(legacy);
+    expect(bundleUnpackFailedCondition({ jobReason: 'BackoffLimitExceeded', at: AT, olmVersion: 'v0.43.0' }).message).toBe(
+      'Bundle unpacking failed - BackoffLimitExceeded: Job has reached the specified backoff limit. Auto-retry in ~5 min after job cleanup (TTL). '
+      + 'Common causes: Missing ICSP (ppc64le/s390x/arm64), auth failure, invalid image. '
+      + 'Manual retry: in the CatalogSource namespace, run `kubectl get jobs -l operatorframework.io/bundle-unpack-ref` and delete the specific failing job.',
+    );
+    expect(bundleUnpackFailedMessage('X', 'Common causes: already here', 'v0.43.0')).toBe('Bundle unpacking failed - X: Common causes: already here');
+  });
+
+  it('catalog/operator.go v0.25.0:1093-1100 vs v0.43.0:1497-1526 — BundleUnpacking message only on v0.43+ image-pull failures', () => {
+    expect(bundleUnpackingCondition(AT, { olmVersion: 'v0.42.0', imagePullFailed: true }).message).toBeUndefined();
+    expect(bundleUnpackingCondition(AT, { olmVersion: 'v0.43.0', imagePullFailed: true }).message).toMatch(/^Bundle image pull failed\. /);
+    expect(bundleUnpackingCondition(AT, { olmVersion: 'v0.43.0' }).message).toBeUndefined();
+    expect(bundleUnpackingCondition(AT)).toEqual({ type: 'BundleUnpacking', status: 'True', reason: 'UnpackingInProgress', lastTransitionTime: '2025-03-01T12:00:00Z' });
+  });
+});
+
+describe('catalog registry objects by OLM release', () => {
+  const p = { namespace: 'olm', catalogSourceName: 'cat', catalogSourceUid: 'cs-uid', nodeName: 'n1', image: 'quay.io/cat:latest' };
+
+  it('reconciler.go v0.26.0:126 (absent in v0.25.0:110-233) — registry pod olm.managed from v0.26', () => {
+    expect(catalogPod({ ...p, olmVersion: 'v0.25.0' }).metadata.labels['olm.managed']).toBeUndefined();
+    expect(catalogPod({ ...p, olmVersion: 'v0.26.0' }).metadata.labels['olm.managed']).toBe('true');
+    expect(catalogPod({ ...p, olmVersion: 'v0.25.0', managedLabel: true }).metadata.labels['olm.managed']).toBe('true');
+    expect(catalogPod(p).metadata.labels['olm.managed']).toBe('true');
+  });
+
+  it('reconciler.go v0.25.0:230 (added in v0.21) — safe-to-evict annotation', () => {
+    expect(catalogPod({ ...p, olmVersion: 'v0.20.0' }).metadata.annotations).toBeUndefined();
+    expect(catalogPod({ ...p, olmVersion: 'v0.21.0' }).metadata.annotations).toEqual({ 'cluster-autoscaler.kubernetes.io/safe-to-evict': 'true' });
+  });
+
+  it('grpc.go v0.25.0:96-123 vs v0.28.0:121 — catalog ServiceAccount olm.managed from v0.26; ownerRef controller+blocking always', () => {
+    const old = catalogServiceAccount({ namespace: 'olm', catalogSourceName: 'cat', catalogSourceUid: 'u', olmVersion: 'v0.25.0' });
+    expect(old.metadata.labels).toBeUndefined();
+    expect(old.metadata.ownerReferences[0]).toMatchObject({ controller: true, blockOwnerDeletion: true });
+    expect(catalogServiceAccount({ namespace: 'olm', catalogSourceName: 'cat', catalogSourceUid: 'u' }).metadata.labels).toEqual({ 'olm.managed': 'true' });
+  });
+});
+
+describe('CSV and CSV-derived objects by OLM release', () => {
+  it('olm/operator.go v0.28.0:1286-1299 (v0.27: operatorconditiongenerator_controller.go v0.27.0:184-195) — csv-cleanup finalizer from v0.27, never on copies', () => {
+    expect(csv({ namespace: 'ops', name: 'a.v1', olmVersion: 'v0.26.0' }).metadata.finalizers).toBeUndefined();
+    expect(csv({ namespace: 'ops', name: 'a.v1', olmVersion: 'v0.27.0' }).metadata.finalizers).toEqual([CSV_CLEANUP_FINALIZER]);
+    expect(csv({ namespace: 'ops', name: 'a.v1', olmVersion: 'v0.46.0', finalizers: [] }).metadata.finalizers).toBeUndefined();
+    expect(csv({ namespace: 't', name: 'a.v1', copiedFrom: 'ops', olmVersion: 'v0.46.0' }).metadata.finalizers).toBeUndefined();
+    expect(csv({ namespace: 'ops', name: 'a.v1' }).metadata.finalizers).toBeUndefined();
+  });
+
+  it('catalog/operator.go v0.26.0:2356 + operatorgroup.go v0.46.0:1147-1176 — CSV olm.managed from v0.26, inherited by copies; no $copyhash annotations', () => {
+    expect(csv({ namespace: 'ops', name: 'a.v1', olmVersion: 'v0.25.0' }).metadata.labels).toBeUndefined();
+    expect(csv({ namespace: 'ops', name: 'a.v1', olmVersion: 'v0.26.0' }).metadata.labels).toEqual({ 'olm.managed': 'true' });
+    const copy = csv({ namespace: 't', name: 'a.v1', copiedFrom: 'ops', olmVersion: 'v0.46.0' });
+    expect(copy.metadata.labels).toEqual({ 'olm.managed': 'true', 'olm.copiedFrom': 'ops' });
+    expect(Object.keys(copy.metadata.annotations).some((k) => k.startsWith('$copyhash'))).toBe(false);
+  });
+
+  it('registry/resolver/rbac.go v0.25.0:65-168 vs v0.26.0:68,141 — CSV RBAC: owner labels only before v0.26; +permissions hash and olm.managed after', () => {
+    const owner = { 'olm.owner': 'a.v1', 'olm.owner.namespace': 'ops', 'olm.owner.kind': 'ClusterServiceVersion' };
+    expect(csvClusterRole({ csvName: 'a.v1', csvNamespace: 'ops', olmVersion: 'v0.25.0' }).metadata.labels).toEqual(owner);
+    expect(csvRole({ csvName: 'a.v1', csvNamespace: 'ops', csvUid: 'u', olmVersion: 'v0.25.0' }).metadata.labels).toEqual(owner);
+    const v26 = csvClusterRoleBinding({ csvName: 'a.v1', csvNamespace: 'ops', roleName: 'r', olmVersion: 'v0.26.0' }).metadata.labels;
+    expect(Object.keys(v26).sort()).toEqual(['olm.managed', 'olm.owner', 'olm.owner.kind', 'olm.owner.namespace', 'olm.permissions.hash']);
+  });
+
+  it('install/webhook.go v0.25.0:283-293 vs v0.28.0:281-296 — webhook hash label on all, olm.managed from v0.26', () => {
+    const v25 = csvWebhook('Validating', { csvName: 'a.v1', csvNamespace: 'ops', olmVersion: 'v0.25.0' }).metadata.labels;
+    expect(v25['olm.webhook-description-hash']).toBeTruthy();
+    expect(v25['olm.managed']).toBeUndefined();
+    expect(csvWebhook('Mutating', { csvName: 'a.v1', csvNamespace: 'ops', olmVersion: 'v0.28.0' }).metadata.labels['olm.managed']).toBe('true');
+    expect(csvApiService({ csvName: 'a.v1', csvNamespace: 'ops', group: 'g.io', version: 'v1', olmVersion: 'v0.25.0' }).metadata.labels['olm.managed']).toBeUndefined();
+  });
+});
+
+describe('Operator component label key by OLM release', () => {
+  it('decorators/operator.go v0.19.0:136-139 vs v0.21.0+ — v0.19–v0.20 truncate without stripping the trailing "."', () => {
+    const pkg = 'p'.repeat(62);
+    expect(componentLabelKey(pkg, 'default', 'v0.20.0')).toBe(`operators.coreos.com/${pkg}.`);
+    expect(componentLabelKey(pkg, 'default', 'v0.21.0')).toBe(`operators.coreos.com/${pkg}`);
+    expect(operatorObject({ pkg, namespace: 'default', refs: [], olmVersion: 'v0.46.0' }).metadata.name).toBe(pkg);
   });
 });

@@ -5,12 +5,12 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { plan, type Observed } from '../../functions/ownerref-repair/plan.js';
-import type { Plan, PlanContext } from '../../shared/core/types.js';
+import { NO_POLICY, type Plan, type PlanContext } from '../../shared/core/types.js';
 import type { KubeObject, OwnerReference } from '../../shared/kube/types.js';
 import * as olm from '../fixtures/olm-objects.js';
 
 const NOW = new Date('2025-06-01T12:00:00Z');
-const ctx: PlanContext = { now: NOW, options: {} };
+const ctx: PlanContext = { now: NOW, options: {}, policy: NO_POLICY };
 const NS = 'operators';
 const IP_NAME = 'install-7gq2x';
 const IP_UID = 'ip-2';
@@ -48,10 +48,11 @@ function sub(o: SubOpts): KubeObject {
 
 const owner = (name: string, uid = `sub-${name}`): OwnerReference => ({ apiVersion: 'operators.coreos.com/v1alpha1', kind: 'Subscription', name, uid, controller: false, blockOwnerDeletion: false });
 
-function installPlan(o: { owners?: OwnerReference[]; labels?: Record<string, string>; csvs?: string[]; deleting?: boolean } = {}): KubeObject {
+function installPlan(o: { owners?: OwnerReference[]; labels?: Record<string, string>; csvs?: string[]; deleting?: boolean; ageSeconds?: number } = {}): KubeObject {
   const ip = olm.installPlan({ namespace: NS, name: IP_NAME, csvNames: o.csvs ?? [CSV_PROM], approval: 'Manual', approved: false, generation: 2, ...(o.labels ? { labels: o.labels } : {}) });
   ip.status = olm.installPlanStatus({ phase: 'RequiresApproval', catalogSources: ['operatorhubio-catalog'] });
-  return k(ip, IP_UID, { ownerReferences: o.owners ?? [owner('etcd')], ...(o.deleting ? { deletionTimestamp: olm.rfc3339(NOW) } : {}) });
+  // created an hour ago unless said otherwise (OLM's adoption controller has had its chance to label it)
+  return k(ip, IP_UID, { ownerReferences: o.owners ?? [owner('etcd')], creationTimestamp: olm.rfc3339(new Date(NOW.getTime() - (o.ageSeconds ?? 3600) * 1000)), ...(o.deleting ? { deletionTimestamp: olm.rfc3339(NOW) } : {}) });
 }
 
 const etcd = () => sub({ name: 'etcd', ref: 'other', currentCSV: 'etcdoperator.v0.9.4' });
@@ -88,6 +89,8 @@ describe('ownerref-repair plan()', () => {
     ['complete', { installPlan: installPlan({ owners: [owner('etcd'), owner('prometheus')], labels: { [LABEL_PROM]: '' } }), subscriptions: [etcd(), prom()] }, 'noop'],
     // Owned but the adoption label is missing: restore the label only.
     ['label missing', { installPlan: installPlan({ owners: [owner('etcd'), owner('prometheus')] }), subscriptions: [etcd(), prom()] }, { labels: [LABEL_PROM], reason: 'InstallPlanLabelRestored' }],
+    // A fresh plan: OLM's adoption controller adds the label itself in a moment (a healthy install sees no write).
+    ['label missing on a 10 s old plan', { installPlan: installPlan({ owners: [owner('etcd'), owner('prometheus')], ageSeconds: 10 }), subscriptions: [etcd(), prom()] }, 'requeue'],
     // installPlanRef carries another uid (a previous plan of that name): not this plan's.
     ['installPlanRef uid mismatch', { installPlan: installPlan(), subscriptions: [etcd(), prom({ refUid: 'ip-0' })] }, 'noop'],
     // The deprecated status.installplan.uuid disagrees: not provably this plan.

@@ -99,7 +99,7 @@ describe('policyRefusal', () => {
 
   it('the opt-out note names the object and the annotation', () => {
     const r = policyRefusal(policy, del(job('olm', { [IGNORE]: 'true' })));
-    expect(r).toEqual({ reason: 'OptedOut', note: 'Job unpack-1 is annotated olm-medic.io/ignore=true; would have: delete the stuck unpack job' });
+    expect(r).toEqual({ reason: 'OptedOut', note: 'Job olm/unpack-1 is annotated olm-medic.io/ignore=true; would have: delete the stuck unpack job' });
   });
 
   it('an empty protected set allows kube-system', () => {
@@ -147,11 +147,23 @@ describe('ActionBudget', () => {
     expect(b.take(1)).toBe(false);
   });
 
-  it('take(n) with n above max never succeeds, and consumes nothing', () => {
+  it('take(n) with n above max runs alone in an empty window and is charged the whole window (so an oversized plan still heals)', () => {
     const c = clock();
     const b = new ActionBudget(2, 1_000, c.now);
-    expect(b.take(3)).toBe(false);
-    expect(b.take(2)).toBe(true);
+    expect(b.take(3)).toBe(true); // empty window: the plan of 3 runs, charged 2
+    expect(b.take(1)).toBe(false); // the window is full
+    c.advance(1_000);
+    expect(b.take(1)).toBe(true);
+    expect(b.take(3)).toBe(false); // not alone any more: waits for an empty window
+    expect(b.retryAfterSeconds(3)).toBe(1);
+  });
+
+  it('a guard (the owner a finding hangs on) carries its opt-out and protected namespace to the action', () => {
+    const a = { ...del(job('olm')), guards: [{ kind: 'ConfigMap', name: 'h', namespace: 'olm', annotations: { [IGNORE]: 'true' } }] };
+    expect(policyRefusal(policy, a)).toMatchObject({ reason: 'OptedOut', note: expect.stringContaining('ConfigMap olm/h') });
+    const b = { ...del(job('olm')), guards: [{ kind: 'ClusterServiceVersion', name: 'x', namespace: 'kube-system' }] };
+    expect(policyRefusal(policy, b)).toMatchObject({ reason: 'ProtectedNamespace' });
+    expect(policyRefusal(policy, del(job('olm')))).toBeUndefined();
   });
 
   it('take(0) always succeeds', () => {

@@ -1,0 +1,231 @@
+/**
+ * A burst: a catalog update touches 2,000 Subscriptions at once (smoke: 200), 1 % of them truly
+ * stuck (job-conflict's "stale unpack Job blocks a second install", test/scenarios/seeds.ts). On a
+ * real control plane, twin sets are seeded (admin): healthy Subscriptions that are installed (an
+ * InstallPlan they own, installPlanRef, AtLatestKnown) plus the stuck situations.
+ *   - baseline (set A): each Subscription's update event delivered ONCE, a few at a time, never
+ *     two for the same object: the apiserver requests olm-medic needs for this work (the minimum);
+ *   - burst (set B): one update per Subscription, all at once in random order from
+ *     `BROKER_PARALLELISM` concurrent deliveries that behave like a Broker (429/5xx redelivered
+ *     after their Retry-After), a tenth of them delivered twice (at-least-once redelivery).
+ * Measured: every stuck one healed (its probe), p99 of burst start → healed; apiserver requests
+ * of the burst (audit log) vs the baseline's; every answer's status (no 5xx).
+ */
+import { join } from 'node:path';
+import { Pool } from 'undici';
+import { freePort, startControlPlane, type ControlPlane } from '../test/control-plane/control-plane.js';
+import { installCrds } from '../test/control-plane/crds.js';
+import * as olm from '../test/fixtures/olm-objects.js';
+import { staleUnpackJob, type Situation } from '../test/scenarios/seeds.js';
+import { createKube, loadKubeConfig } from '../shared/kube/client.js';
+import type { Kube, KubeObject } from '../shared/kube/types.js';
+import { percentile, type BenchContext, type BenchResult, type Benchmark } from './types.js';
+import { apiServerEvent, postUntilAnswered, type HttpEvent, type KubeObj } from './lib/events.js';
+import { scratchDir, serverEntry, sleep, spawnNode, type Child } from './lib/proc.js';
+
+const USER = 'bench-medic';
+const BROKER_PARALLELISM = 200;
+const BASELINE_PARALLELISM = 16;
+
+/** Deterministic shuffle (the same order every run). */
+function shuffle<T>(xs: T[]): T[] {
+  const a = [...xs];
+  let x = 12345;
+  for (let i = a.length - 1; i > 0; i--) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    const j = x % (i + 1);
+    [a[i], a[j]] = [a[j]!, a[i]!];
+  }
+  return a;
+}
+
+async function forEachLimited<T>(items: T[], limit: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      for (;;) {
+        const i = next++;
+        if (i >= items.length) return;
+        await fn(items[i]!, i);
+      }
+    }),
+  );
+}
+
+interface SeededSet {
+  namespaces: string[];
+  stuck: Situation[];
+}
+
+async function seedSet(kube: Kube, tag: string, healthy: number, stuck: number, log: (l: string) => void): Promise<SeededSet> {
+  const t0 = performance.now();
+  const perNs = 20;
+  const namespaces = Array.from({ length: Math.ceil(healthy / perNs) }, (_, k) => `burst-${tag}-${k}`);
+  for (const n of namespaces) await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: n } } as KubeObject, { dryRun: false });
+  const situations: Situation[] = [];
+  await forEachLimited(
+    Array.from({ length: stuck }, (_, i) => i),
+    4,
+    async (i) => void situations.push(await staleUnpackJob(kube, `${tag}${i}`)),
+  );
+  await forEachLimited(
+    Array.from({ length: healthy }, (_, i) => i),
+    16,
+    async (i) => {
+      const namespace = namespaces[Math.floor(i / perNs)]!;
+      const name = `op-${i}`;
+      const sub: KubeObject = await kube.create(olm.subscription({ namespace, name, package: `pkg-${i}`, source: 'operatorhubio-catalog', sourceNamespace: 'olm', channel: 'stable' }) as KubeObject, { dryRun: false });
+      // As OLM leaves it: owned by the Subscription, with the operators.coreos.com/<pkg>.<ns> component label.
+      const ip = await kube.create(olm.installPlan({ namespace, name: `install-${i}`, csvNames: [`pkg-${i}.v1.0.0`], ownerSubs: [{ name, uid: sub.metadata.uid! }], labels: { [`${olm.COMPONENT_LABEL_PREFIX}pkg-${i}.${namespace}`]: '' } }) as KubeObject, { dryRun: false });
+      await kube.mergePatch(
+        { apiVersion: sub.apiVersion, kind: sub.kind, namespace, name },
+        { status: olm.subscriptionStatus({ currentCSV: `pkg-${i}.v1.0.0`, installedCSV: `pkg-${i}.v1.0.0`, state: 'AtLatestKnown', installPlan: { name: ip.metadata.name, namespace, uid: ip.metadata.uid! }, installPlanGeneration: 1, conditions: [olm.catalogSourcesHealthyCondition()] }) },
+        { dryRun: false, subresource: 'status' },
+      );
+    },
+  );
+  log(`seeded set ${tag}: ${healthy} installed Subscriptions + ${stuck} stuck situations in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  return { namespaces: [...namespaces, ...situations.flatMap((s) => s.namespaces)], stuck: situations };
+}
+
+async function subscriptionsOf(kube: Kube, set: SeededSet): Promise<KubeObject[]> {
+  const subs: KubeObject[] = [];
+  for (const namespace of set.namespaces) for await (const s of kube.list('operators.coreos.com/v1alpha1', 'Subscription', { namespace })) subs.push(s);
+  return subs;
+}
+
+const event = (sub: KubeObject): HttpEvent => apiServerEvent('update', structuredClone(sub) as unknown as KubeObj);
+
+export const bench: Benchmark = {
+  name: 'burst',
+  description: 'a catalog update: 2,000 Subscriptions updated at once (10 % redelivered), 1 % stuck, Broker-like redelivery: heal p99, apiserver requests vs one-at-a-time, no 5xx',
+  async run(ctx: BenchContext): Promise<BenchResult> {
+    const total = ctx.smoke ? 200 : 2_000;
+    const stuckCount = Math.max(1, Math.round(total / 100));
+    const healthy = total - 2 * stuckCount; // each stuck situation brings 2 Subscriptions (one installed, one stuck)
+    const scratch = scratchDir('burst');
+    let cp: ControlPlane | undefined;
+    let medic: Child | undefined;
+    let pool: Pool | undefined;
+    try {
+      cp = await startControlPlane({ users: { [USER]: ['system:masters'] }, log: ctx.log });
+      await installCrds(cp.admin.kubeconfig);
+      const admin = createKube(loadKubeConfig(cp.admin.kubeconfig));
+      const [setA, setB] = [await seedSet(admin, 'a', healthy, stuckCount, ctx.log), await seedSet(admin, 'b', healthy, stuckCount, ctx.log)];
+      const subsA = await subscriptionsOf(admin, setA);
+      const subsB = await subscriptionsOf(admin, setB);
+
+      const port = await freePort();
+      medic = spawnNode(serverEntry(), { env: { PORT: String(port), KUBECONFIG: cp.user(USER).kubeconfig, LOG_LEVEL: 'warn' }, logFile: join(scratch.dir, 'medic.log') });
+      await postUntilAnswered(port, apiServerEvent('update', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'hello', namespace: 'default' } }), { pollMs: 20, alive: medic.running, what: 'olm-medic' });
+      pool = new Pool(`http://127.0.0.1:${port}`, { connections: BROKER_PARALLELISM, pipelining: 1 });
+      const p = pool;
+      const statuses = new Map<number, number>();
+      let redeliveries = 0;
+      /** A Broker's delivery: redelivered on 429/5xx after Retry-After (at most 20 tries). */
+      let connectionErrors = 0;
+      const deliver = async (ev: HttpEvent): Promise<number> => {
+        for (let attempt = 1; ; attempt++) {
+          let res;
+          try {
+            res = await p.request({ path: '/', method: 'POST', headers: ev.headers, body: ev.body });
+            await res.body.dump();
+          } catch (e) {
+            // A Broker redelivers after a connection failure too; it is counted (and must stay 0).
+            connectionErrors++;
+            if (connectionErrors <= 3) ctx.log(`delivery failed: ${e instanceof Error ? e.message : e}; server running: ${medic!.running()}`);
+            if (!medic!.running()) throw new Error(`olm-medic exited:\n${medic!.tail(40)}`);
+            if (attempt >= 20) return 0;
+            await sleep(1000);
+            continue;
+          }
+          statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+          if (res.statusCode < 300 || (res.statusCode >= 400 && res.statusCode < 500 && res.statusCode !== 429) || attempt >= 20) return res.statusCode;
+          redeliveries++;
+          const ra = Number(res.headers['retry-after']);
+          await sleep((Number.isFinite(ra) && ra > 0 ? ra : 1) * 1000);
+        }
+      };
+
+      // Baseline: set A, one event per Subscription, a few at a time (no two for the same object).
+      const a0 = cp.requestsBy(USER).length;
+      const tA = performance.now();
+      await forEachLimited(subsA, BASELINE_PARALLELISM, async (s) => void (await deliver(event(s))));
+      const stuckA = await Promise.all(setA.stuck.map(async (s) => ({ s, ok: await waitHealed(s, 30_000) })));
+      await sleep(2_000); // follow-ups and requeues of the last ones
+      const baselineRequests = cp.requestsBy(USER).length - a0;
+      const baselineSeconds = (performance.now() - tA) / 1000;
+      ctx.log(`baseline: ${subsA.length} events, ${BASELINE_PARALLELISM} at a time, in ${baselineSeconds.toFixed(1)} s, ${baselineRequests} apiserver requests, ${stuckA.filter((x) => x.ok !== undefined).length}/${stuckA.length} healed`);
+      const baselineStatuses = new Map(statuses);
+      const baselineConnectionErrors = connectionErrors;
+      statuses.clear();
+      redeliveries = 0;
+      connectionErrors = 0;
+
+      // Burst: set B, one update per Subscription, all at once, in random order; a tenth of them
+      // delivered twice (a Broker's at-least-once redelivery, e.g. after a lost answer).
+      const updates = shuffle(subsB.map((s) => event(s)));
+      const events = shuffle([...updates, ...updates.filter((_, i) => i % 10 === 0)]);
+      const b0 = cp.requestsBy(USER).length;
+      const t0 = performance.now();
+      const heals = Promise.all(setB.stuck.map((s) => waitHealed(s, 60_000, t0)));
+      await forEachLimited(events, BROKER_PARALLELISM, async (ev) => void (await deliver(ev)));
+      const deliveredSeconds = (performance.now() - t0) / 1000;
+      const healMs = await heals;
+      await sleep(2_000);
+      const burstRequests = cp.requestsBy(USER).length - b0;
+      if (!medic.running()) throw new Error(`olm-medic exited:\n${medic.tail()}`);
+      const healed = healMs.filter((x): x is number => x !== undefined);
+      const p99 = healed.length ? percentile(healed, 99) : Infinity;
+      const fivexx = [...statuses].filter(([s]) => s >= 500).reduce((a, [, n]) => a + n, 0);
+      const ratio = burstRequests / baselineRequests;
+      const fmt = (m: Map<number, number>): string => [...m].sort((x, y) => x[0] - y[0]).map(([s, n]) => `${s}: ${n}`).join(', ');
+      ctx.log(`burst: ${events.length} deliveries in ${deliveredSeconds.toFixed(1)} s (${redeliveries} redeliveries), answers ${fmt(statuses)}; ${burstRequests} apiserver requests; healed ${healed.length}/${healMs.length}, p99 ${p99.toFixed(0)} ms`);
+      const r2 = (x: number): number => Math.round(x * 100) / 100;
+      return {
+        name: 'burst',
+        metrics: {
+          subscriptions: subsB.length,
+          stuck: setB.stuck.length,
+          burstEvents: events.length,
+          brokerParallelism: BROKER_PARALLELISM,
+          burstDeliveredSeconds: r2(deliveredSeconds),
+          'heal ms p50/p99/max': healed.length ? `${percentile(healed, 50).toFixed(0)}/${p99.toFixed(0)}/${Math.max(...healed).toFixed(0)}` : 'none',
+          burstAnswers: fmt(statuses),
+          connectionErrors,
+          redeliveries,
+          burstApiserverRequests: burstRequests,
+          baselineApiserverRequests: baselineRequests,
+          baselineAnswers: fmt(baselineStatuses),
+          baselineConnectionErrors,
+          baselineSeconds: r2(baselineSeconds),
+        },
+        targets: [
+          { name: 'stuck Subscriptions healed', value: healed.length, target: `== ${healMs.length}`, pass: healed.length === healMs.length },
+          { name: 'heal p99, burst start → healed (ms)', value: Math.round(p99), target: '< 2000', pass: p99 < 2000 },
+          { name: 'apiserver requests: burst (all at once, 10 % delivered twice) / baseline (once each, no overlap)', value: r2(ratio), target: '<= 1.2', pass: ratio <= 1.2 },
+          { name: '5xx answers and failed connections during the burst', value: fivexx + connectionErrors, target: '== 0', pass: fivexx + connectionErrors === 0 },
+        ],
+        notes: [
+          `Twin sets on one real control plane, each ${healthy} installed Subscriptions (owning their InstallPlan, installPlanRef set, AtLatestKnown) + ${stuckCount} "stale unpack Job blocks a second install" situations (2 Subscriptions each, one stuck on BundleUnpackFailed); olm-medic = npm start's command with KUBECONFIG of ${USER}, LOG_LEVEL=warn.`,
+          `Baseline (set A): one update event per Subscription, ${BASELINE_PARALLELISM} at a time, never two for one object — the requests the work needs when nothing overlaps (${baselineRequests}). Burst (set B): one update event per Subscription plus a tenth delivered twice, ${events.length} in all, shuffled, from ${BROKER_PARALLELISM} concurrent Broker-like deliveries (429/5xx redelivered after Retry-After); apiserver requests counted from the audit log from the burst start until 2 s after the last answer.`,
+          'Installed Subscriptions carry an installPlanRef, so ownerref-repair reads that InstallPlan for each (not decidable from the event); the stuck ones go to job-conflict.',
+        ],
+      };
+    } finally {
+      await pool?.close().catch(() => undefined);
+      await medic?.stop();
+      await cp?.stop();
+      scratch.cleanup();
+    }
+  },
+};
+
+/** Polls a situation's healed() every 100 ms; ms since `t0` when healed, undefined on timeout. */
+async function waitHealed(s: Situation, timeoutMs: number, t0 = performance.now()): Promise<number | undefined> {
+  for (;;) {
+    if (await s.healed().catch(() => false)) return performance.now() - t0;
+    if (performance.now() - t0 > timeoutMs) return undefined;
+    await sleep(100);
+  }
+}

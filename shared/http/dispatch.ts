@@ -1,0 +1,261 @@
+/**
+ * The HTTP front door: a plain node:http request listener in front of the express app.
+ *
+ * Most of what an ApiServerSource delivers needs no action, and answering it must not cost the
+ * express pipeline, the CloudEvents SDK and a full decode. Two exits answer here, both with the
+ * same answer the full path gives (200, empty body, `olm-medic-outcome: ignored=1`):
+ *   1. headers alone: a binary-mode apiserver event about a kind no function declares — the body
+ *      is drained unread;
+ *   2. a cheap look at the body: an apiserver resource event of a declared kind that the
+ *      functions' own zero-I/O `targets()` say concerns nothing (a Ready Node heartbeat, a Job that
+ *      is not an unpack Job, a copied CSV, ...). The body is read once, parsed once, decoded by the
+ *      product's own decodeEvent (the same data validation as the full path) and offered to targets().
+ * Everything else — other routes, structured or batched events, encodings, reports, events that
+ * some function targets, and ANY request the front door is not sure about — goes to the app
+ * (loaded lazily, so the first answers do not wait for express and the CloudEvents SDK), with the
+ * body already read when the front door read it. Being conservative is the rule: an envelope the
+ * SDK might reject (odd source, time, extension names, ...) is never answered here.
+ */
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { AnyFunction } from '../core/types.js';
+import type { ResourceTrigger, Verb } from '../events/types.js';
+import type { KubeObject } from '../kube/types.js';
+import { kindLabel, typeLabel, type Metrics } from './metrics.js';
+
+/** Same as decode.ts APISERVER_TYPE (a test keeps them equal); kept here so this module loads no SDK. */
+export const APISERVER_TYPE = /^dev\.knative\.apiserver\.(resource|ref)\.(add|update|delete)$/;
+
+/** decode.ts's data decoding, applied to an envelope the front door has already checked. */
+export type DecodeEvent = (event: Record<string, unknown>) => { kind: string };
+
+export interface DispatchDeps {
+  /** The enabled functions (their targets() decide the body look). */
+  functions: readonly AnyFunction[];
+  /** Whether any enabled function declares this kind (engine.wants). */
+  wants: (apiVersion: string, kind: string) => boolean;
+  metrics: Metrics;
+  bodyLimitBytes: number;
+  /** The full app (express), possibly loaded on first use. */
+  app: () => RequestListener | Promise<RequestListener>;
+  /** decodeEvent from events/decode.ts; without it only the header exit is used. */
+  decodeEvent?: DecodeEvent;
+  /** Called once after the first answer (e.g. to warm the lazily loaded app in the background). */
+  onFirstAnswer?: () => void;
+  /**
+   * Request bytes (declared Content-Length, or the body limit when unknown) allowed in flight at
+   * once; past it new events get 429 + Retry-After before their body is read (default 8 MiB).
+   * Bounds memory under any concurrency: each event costs a few times its size while handled.
+   */
+  maxInFlightBytes?: number;
+}
+
+export interface Dispatch extends RequestListener {
+  /** How many requests each exit took (tests, benchmarks). */
+  readonly counts: { headers: number; body: number; app: number };
+  /** Loads the app now (background warm-up); resolves once it is there. */
+  warm(): Promise<void>;
+}
+
+const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\b/;
+/** A URI reference of the plain shape adapters send (https://10.96.0.1:443, /apis/v1/...); anything else goes to the app. */
+const SAFE_SOURCE = /^(?:[a-z][a-z0-9+.-]*:\/\/[a-z0-9.-]+(?::\d+)?)?(?:\/[A-Za-z0-9._~\/-]*)?$/;
+const SAFE_ID = /^[\x21-\x7e]+$/;
+const RFC3339_UTC = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?Z$/;
+/** Extension names the SDK accepts (and that decode.ts treats as plain attributes). */
+const EXT_NAME = /^[a-z0-9]{1,20}$/;
+
+/** A time the SDK's date-time format would accept: only plain UTC forms whose date is real. */
+function safeTime(t: string): boolean {
+  const m = RFC3339_UTC.exec(t);
+  if (!m) return false;
+  const d = new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!));
+  return d.getUTCFullYear() === +m[1]! && d.getUTCMonth() === +m[2]! - 1 && d.getUTCDate() === +m[3]! && d.getUTCHours() === +m[4]! && d.getUTCMinutes() === +m[5]! && d.getUTCSeconds() === +m[6]!;
+}
+
+interface Envelope {
+  type: string;
+  mode: 'resource' | 'ref';
+  verb: Verb;
+  kind: string;
+  apiVersion: string;
+  /** Every attribute from ce-* headers (extensions included), as the SDK would expose them. */
+  attrs: Record<string, string>;
+  /** The Content-Type header: binary mode's datacontenttype. */
+  contentType: string;
+}
+
+/**
+ * A binary-mode apiserver event whose envelope the SDK certainly accepts, or undefined (not sure:
+ * the app decides). Required attributes, spec version, source/time shapes, extension names.
+ */
+function envelope(req: IncomingMessage, limit: number): Envelope | undefined {
+  if (req.method !== 'POST' || req.url !== '/') return undefined;
+  const h = req.headers;
+  if (h['ce-specversion'] !== '1.0') return undefined;
+  const type = h['ce-type'];
+  if (typeof type !== 'string') return undefined;
+  const m = APISERVER_TYPE.exec(type);
+  if (!m) return undefined;
+  const ce = h['content-encoding'];
+  if (ce !== undefined && ce.toLowerCase() !== 'identity') return undefined;
+  const contentType = h['content-type'] ?? '';
+  const ctype = contentType.toLowerCase();
+  if (!JSON_TYPE.test(ctype) || /charset=(?!"?utf-8"?\s*(;|$))/.test(ctype)) return undefined;
+  // Known length within the limit: an unknown or larger one is the app's (413, chunked bodies).
+  const len = Number(h['content-length']);
+  if (!(len > 0 && len <= limit) || h['transfer-encoding'] !== undefined) return undefined;
+  if (h['olm-medic-report'] !== undefined) return undefined;
+  const attrs: Record<string, string> = {};
+  for (const [name, value] of Object.entries(h)) {
+    if (!name.startsWith('ce-')) continue;
+    const key = name.slice(3);
+    if (typeof value !== 'string' || !EXT_NAME.test(key)) return undefined;
+    if (key === 'datacontenttype' || key === 'dataschema' || key === 'data') return undefined;
+    attrs[key] = value;
+  }
+  const { id, source, time, subject, kind, apiversion } = attrs;
+  if (!id || !SAFE_ID.test(id) || !source || !SAFE_SOURCE.test(source)) return undefined;
+  if (time !== undefined && !safeTime(time)) return undefined;
+  if (subject !== undefined && subject === '') return undefined;
+  if (!kind || !apiversion) return undefined;
+  return { type, mode: m[1] as 'resource' | 'ref', verb: m[2] as Verb, kind, apiVersion: apiversion, attrs, contentType };
+}
+
+function answerIgnored(res: ServerResponse): void {
+  res.statusCode = 200;
+  res.setHeader('olm-medic-outcome', 'ignored=1');
+  res.setHeader('Content-Length', '0');
+  res.end();
+}
+
+export function createDispatch(deps: DispatchDeps): Dispatch {
+  const { functions, wants, metrics, bodyLimitBytes } = deps;
+  const counts = { headers: 0, body: 0, app: 0 };
+  let app: RequestListener | undefined;
+  let loading: Promise<RequestListener> | undefined;
+  let first = true;
+
+  const answered = (): void => {
+    if (!first) return;
+    first = false;
+    deps.onFirstAnswer?.();
+  };
+
+  function load(): Promise<RequestListener> {
+    loading ??= Promise.resolve()
+      .then(() => deps.app())
+      .then((a) => (app = a));
+    return loading;
+  }
+
+  function toApp(req: IncomingMessage, res: ServerResponse): void {
+    counts.app++;
+    res.once('finish', answered);
+    if (app) return void app(req, res);
+    // The request stays paused (nothing reads it) until the app is there.
+    load().then(
+      (a) => a(req, res),
+      (e: unknown) => {
+        loading = undefined;
+        res.statusCode = 500;
+        res.setHeader('Content-Type', 'application/json');
+        res.end(JSON.stringify({ error: `server not ready: ${e instanceof Error ? e.message : String(e)}`, status: 500 }));
+      },
+    );
+  }
+
+  /** The body look: decode with the product's decoder, then ask every function's targets(). */
+  function decide(env: Envelope, body: Buffer): { kindLabel: string } | undefined {
+    if (!deps.decodeEvent || env.mode !== 'resource') return undefined;
+    let data: unknown;
+    try {
+      data = JSON.parse(body.toString('utf8'));
+    } catch {
+      return undefined;
+    }
+    const event: Record<string, unknown> = { ...env.attrs, specversion: '1.0', datacontenttype: env.contentType, data };
+    let trigger;
+    try {
+      trigger = deps.decodeEvent(event) as ResourceTrigger;
+    } catch {
+      return undefined; // the app answers with the same decoder's 4xx
+    }
+    if (trigger.kind !== 'resource' || !trigger.object) return undefined;
+    try {
+      for (const fn of functions) if (fn.targets(trigger).length > 0) return undefined;
+    } catch {
+      return undefined;
+    }
+    return { kindLabel: kindLabel(trigger.ref.kind, trigger.ref.apiVersion, wants) };
+  }
+
+  const maxInFlight = deps.maxInFlightBytes ?? 8 * 1_048_576;
+  let inFlight = 0;
+
+  /** Admits a POST against the in-flight byte budget, or answers 429 without reading its body. */
+  function admit(req: IncomingMessage, res: ServerResponse): boolean {
+    if (req.method !== 'POST') return true;
+    const declared = Number(req.headers['content-length']);
+    const cost = Number.isFinite(declared) && declared >= 0 ? Math.min(Math.max(declared, 1), bodyLimitBytes + 1) : bodyLimitBytes;
+    // One request is always admitted (an event up to the body limit must get through eventually).
+    if (inFlight > 0 && inFlight + cost > maxInFlight) {
+      metrics.events.inc({ type: typeLabel(req.headers['ce-type']), kind: '', outcome: 'rate-limited' });
+      res.statusCode = 429;
+      res.setHeader('Retry-After', '1');
+      res.setHeader('Connection', 'close');
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify({ error: `busy: ${inFlight} bytes of events in flight (limit ${maxInFlight}); retry later`, status: 429 }));
+      req.resume();
+      return false;
+    }
+    inFlight += cost;
+    res.once('close', () => (inFlight -= cost));
+    return true;
+  }
+
+  const dispatch = ((req: IncomingMessage, res: ServerResponse): void => {
+    if (!admit(req, res)) return;
+    const env = envelope(req, bodyLimitBytes);
+    if (!env) return toApp(req, res);
+    if (!wants(env.apiVersion, env.kind)) {
+      counts.headers++;
+      metrics.events.inc({ type: typeLabel(env.type), kind: 'other', outcome: 'ignored' });
+      req.resume();
+      req.once('end', () => {
+        answerIgnored(res);
+        answered();
+      });
+      return;
+    }
+    if (env.mode !== 'resource' || !deps.decodeEvent) return toApp(req, res);
+    const started = performance.now();
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= bodyLimitBytes) chunks.push(c);
+    });
+    req.once('end', () => {
+      if (size > bodyLimitBytes) return toApp(req, res); // cannot happen with a correct Content-Length
+      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+      const d = decide(env, body);
+      if (!d) {
+        // Read already: the app's body parser sees a finished request and keeps this body.
+        (req as IncomingMessage & { body?: Buffer }).body = body;
+        return toApp(req, res);
+      }
+      counts.body++;
+      metrics.events.inc({ type: typeLabel(env.type), kind: d.kindLabel, outcome: 'ignored' });
+      metrics.eventSeconds.observe({ kind: 'resource' }, (performance.now() - started) / 1000);
+      answerIgnored(res);
+      answered();
+    });
+  }) as Dispatch;
+  Object.defineProperty(dispatch, 'counts', { value: counts });
+  dispatch.warm = () =>
+    load().then(
+      () => undefined,
+      () => undefined,
+    );
+  return dispatch;
+}

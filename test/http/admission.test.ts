@@ -1,0 +1,121 @@
+/**
+ * Admission in front of engine.handle: coalescing of events for the same targets while one waits,
+ * bounded concurrency per function, 429 (rate-limited) beyond the queue, pass-through otherwise.
+ */
+import { describe, expect, it } from 'vitest';
+import { withAdmission } from '../../shared/http/admission.js';
+import type { Engine } from '../../shared/core/engine.js';
+import type { Outcome } from '../../shared/core/outcome.js';
+import type { AnyFunction } from '../../shared/core/types.js';
+import type { ResourceTrigger, Trigger } from '../../shared/events/types.js';
+
+const fn = (name: string, kind: string): AnyFunction =>
+  ({ name, kinds: [`v1/${kind}`], targets: (t: ResourceTrigger) => (t.ref.kind === kind && !t.ref.name.startsWith('quiet') ? [t.ref] : []) }) as unknown as AnyFunction;
+
+const ev = (kind: string, name: string, rv = '1'): Trigger => ({
+  kind: 'resource',
+  verb: 'update',
+  mode: 'resource',
+  ref: { apiVersion: 'v1', kind, name, namespace: 'ns' },
+  object: { apiVersion: 'v1', kind, metadata: { name, namespace: 'ns', resourceVersion: rv } },
+  meta: { id: `${name}-${rv}`, source: 's', type: 'dev.knative.apiserver.resource.update' },
+});
+
+/** An engine whose handle() waits until the test releases it; records what ran. */
+function gatedEngine() {
+  const started: string[] = [];
+  const gates: (() => void)[] = [];
+  let running = 0;
+  let maxRunning = 0;
+  const engine: Engine = {
+    async handle(t: Trigger): Promise<Outcome[]> {
+      started.push(t.meta.id);
+      running++;
+      maxRunning = Math.max(maxRunning, running);
+      await new Promise<void>((r) => gates.push(r));
+      running--;
+      return [{ status: 'noop', reason: `handled ${t.meta.id}` }];
+    },
+    wants: (_a, k) => k === 'Job' || k === 'Node',
+    reconcile: async () => ({ status: 'noop', reason: '' }),
+    close: () => {},
+  };
+  const releaseAll = async (): Promise<void> => {
+    while (gates.length) gates.shift()!();
+    await new Promise((r) => setTimeout(r, 0));
+  };
+  return { engine, started, releaseAll, get maxRunning() { return maxRunning; }, get gates() { return gates.length; } };
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+describe('admission', () => {
+  it('events for the same target while one waits share that run; one arriving while it runs queues exactly one more', async () => {
+    const g = gatedEngine();
+    const a = withAdmission(g.engine, { functions: [fn('f', 'Job')], maxInFlight: 4, maxQueued: 10, retryAfterSeconds: 2 });
+    const p1 = a.handle(ev('Job', 'x', '1'));
+    await tick();
+    expect(g.started).toEqual(['x-1']); // running
+    const p2 = a.handle(ev('Job', 'x', '2')); // queued behind the running one
+    const p3 = a.handle(ev('Job', 'x', '3')); // joins the waiting one
+    const p4 = a.handle(ev('Job', 'x', '4'));
+    await g.releaseAll();
+    await tick();
+    expect(g.started).toEqual(['x-1', 'x-2']);
+    await g.releaseAll();
+    const [o1, o2, o3, o4] = await Promise.all([p1, p2, p3, p4]);
+    expect(o1[0]!.reason).toBe('handled x-1');
+    expect(o2[0]!.reason).toBe('handled x-2');
+    expect(o3).toBe(o2);
+    expect(o4).toBe(o2);
+    expect(a.stats).toEqual({ ran: 2, coalesced: 2, rejected: 0 });
+  });
+
+  it('different targets do not coalesce; at most maxInFlight run at once per function, then 429 past the queue', async () => {
+    const g = gatedEngine();
+    const a = withAdmission(g.engine, { functions: [fn('f', 'Job')], maxInFlight: 2, maxQueued: 3, retryAfterSeconds: 7 });
+    const ps = Array.from({ length: 5 }, (_, i) => a.handle(ev('Job', `j${i}`)));
+    const rejected = await a.handle(ev('Job', 'j5'));
+    expect(rejected).toEqual([expect.objectContaining({ function: 'f', status: 'rate-limited', requeueAfterSeconds: 7 })]);
+    await tick();
+    expect(g.started).toHaveLength(2);
+    for (let i = 0; i < 10; i++) await g.releaseAll();
+    const outs = await Promise.all(ps);
+    expect(outs.map((o) => o[0]!.status)).toEqual(['noop', 'noop', 'noop', 'noop', 'noop']);
+    expect(g.maxRunning).toBe(2);
+    expect(a.stats).toEqual({ ran: 5, coalesced: 0, rejected: 1 });
+    // Capacity is back once the runs finished.
+    const again = a.handle(ev('Job', 'j5'));
+    await tick();
+    await g.releaseAll();
+    expect((await again)[0]!.status).toBe('noop');
+  });
+
+  it('functions have separate limits', async () => {
+    const g = gatedEngine();
+    const a = withAdmission(g.engine, { functions: [fn('f', 'Job'), fn('n', 'Node')], maxInFlight: 1, maxQueued: 0, retryAfterSeconds: 1 });
+    const p1 = a.handle(ev('Job', 'a'));
+    await tick();
+    expect((await a.handle(ev('Job', 'b')))[0]!.status).toBe('rate-limited');
+    const p2 = a.handle(ev('Node', 'n1')); // the other function still has room
+    await tick();
+    expect(g.started).toEqual(['a-1', 'n1-1']);
+    await g.releaseAll();
+    await Promise.all([p1, p2]);
+  });
+
+  it('events no function targets, other kinds and sweeps pass straight through', async () => {
+    const g = gatedEngine();
+    const a = withAdmission(g.engine, { functions: [fn('f', 'Job')], maxInFlight: 1, maxQueued: 0, retryAfterSeconds: 1 });
+    const busy = a.handle(ev('Job', 'a'));
+    await tick();
+    const quiet = a.handle(ev('Job', 'quiet-1'));
+    const other = a.handle(ev('Pod', 'p'));
+    const sweep = a.handle({ kind: 'sweep', meta: { id: 'sw', source: 's', type: 'dev.knative.sources.ping' } });
+    await tick();
+    expect(g.started).toEqual(['a-1', 'quiet-1-1', 'p-1', 'sw']);
+    await g.releaseAll();
+    await Promise.all([busy, quiet, other, sweep]);
+    expect(a.stats.rejected).toBe(0);
+  });
+});

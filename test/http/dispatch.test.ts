@@ -1,0 +1,291 @@
+/**
+ * The node:http front door (shared/http/dispatch.ts) in front of the express app: it may answer an
+ * event itself only with exactly the answer the app alone would give, and only when no function
+ * targets it (no API call). Checked differentially: the same requests go to (A) front door + app
+ * and (B) the app alone, each with the real engine and the real functions over a reader that
+ * records every call (and fails it: no apiserver here).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import fc from 'fast-check';
+import { pino } from 'pino';
+import { createApp } from '../../shared/http/app.js';
+import { APISERVER_TYPE as DISPATCH_TYPE, createDispatch, type Dispatch } from '../../shared/http/dispatch.js';
+import { createMetrics } from '../../shared/http/metrics.js';
+import { createEngine, type Engine } from '../../shared/core/engine.js';
+import { APISERVER_TYPE, decodeEvent } from '../../shared/events/decode.js';
+import type { Reader } from '../../shared/kube/types.js';
+import { allFunctions } from '../../functions/index.js';
+
+const BODY_LIMIT = 64 * 1024;
+const log = pino({ level: 'silent' });
+
+function recordingReader(calls: string[]): Reader {
+  const fail = (what: string) => {
+    calls.push(what);
+    throw new Error(`no apiserver in this test (${what})`);
+  };
+  return {
+    get: async (ref: { kind: string }) => fail(`get ${ref.kind}`),
+    list: (apiVersion: string, kind: string) => ({
+      [Symbol.asyncIterator]() {
+        return { next: async () => fail(`list ${apiVersion}/${kind}`) };
+      },
+    }),
+  } as unknown as Reader;
+}
+
+function makeEngine(calls: string[]): Engine {
+  return createEngine({
+    functions: allFunctions,
+    options: {},
+    reader: recordingReader(calls),
+    execute: (async () => {
+      throw new Error('no writes in this test');
+    }) as never,
+    now: () => new Date('2026-11-20T10:00:00Z'),
+    policy: { dryRun: false, protectedNamespaces: new Set() },
+    log,
+    maxReplans: 1,
+    sweepConcurrency: 1,
+    followUps: 0,
+  });
+}
+
+interface Side {
+  srv: Server;
+  base: string;
+  calls: string[];
+  engine: Engine;
+}
+
+let front: Side & { dispatch: Dispatch; appLoads: number };
+let plain: Side;
+
+async function listen(handler: Parameters<typeof createServer>[1]): Promise<{ srv: Server; base: string }> {
+  const srv = createServer(handler);
+  srv.listen(0, '127.0.0.1');
+  await new Promise<void>((r) => srv.once('listening', r));
+  return { srv, base: `http://127.0.0.1:${(srv.address() as AddressInfo).port}` };
+}
+
+beforeAll(async () => {
+  {
+    const calls: string[] = [];
+    const engine = makeEngine(calls);
+    const metrics = createMetrics();
+    const state = { appLoads: 0 };
+    const dispatch = createDispatch({
+      functions: allFunctions,
+      wants: (a, k) => engine.wants(a, k),
+      metrics,
+      bodyLimitBytes: BODY_LIMIT,
+      decodeEvent: decodeEvent as never,
+      app: async () => {
+        state.appLoads++;
+        return createApp({ engine, metrics, log, bodyLimitBytes: BODY_LIMIT });
+      },
+    });
+    front = { ...(await listen(dispatch)), calls, engine, dispatch, get appLoads() { return state.appLoads; } };
+  }
+  {
+    const calls: string[] = [];
+    const engine = makeEngine(calls);
+    const app = createApp({ engine, metrics: createMetrics(), log, bodyLimitBytes: BODY_LIMIT });
+    plain = { ...(await listen(app)), calls, engine };
+  }
+});
+
+afterAll(async () => {
+  for (const s of [front, plain]) {
+    s.engine.close();
+    s.srv.closeAllConnections();
+    await new Promise<void>((r) => s.srv.close(() => r()));
+  }
+});
+
+type Obj = { apiVersion: string; kind: string; metadata: Record<string, unknown>; [k: string]: unknown };
+
+function event(verb: string, obj: Obj, extra: Record<string, string> = {}, body?: string): { headers: Record<string, string>; body: string } {
+  const md = obj.metadata as { name?: string; namespace?: string };
+  return {
+    headers: {
+      'content-type': 'application/json',
+      'ce-specversion': '1.0',
+      'ce-id': `id-${Math.random().toString(36).slice(2)}`,
+      'ce-source': 'https://10.96.0.1:443',
+      'ce-type': `dev.knative.apiserver.resource.${verb}`,
+      'ce-time': '2026-11-20T10:00:00Z',
+      'ce-kind': obj.kind,
+      'ce-name': String(md.name ?? ''),
+      'ce-namespace': md.namespace ?? '',
+      'ce-apiversion': obj.apiVersion,
+      ...extra,
+    },
+    body: body ?? JSON.stringify(obj),
+  };
+}
+
+const readyNode = (name = 'worker-1', status = 'True'): Obj => ({
+  apiVersion: 'v1',
+  kind: 'Node',
+  metadata: { name, uid: 'n1', resourceVersion: '10' },
+  status: { conditions: [{ type: 'Ready', status, reason: 'KubeletReady' }] },
+});
+const cronJob = (name = 'backup-29384756'): Obj => ({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name, namespace: 'ops', uid: 'j1', resourceVersion: '11' }, status: { active: 1 } });
+const copiedCsv = (): Obj => ({
+  apiVersion: 'operators.coreos.com/v1alpha1',
+  kind: 'ClusterServiceVersion',
+  metadata: { name: 'etcd.v0.9.4', namespace: 'team-a', uid: 'c1', resourceVersion: '12', labels: { 'olm.copiedFrom': 'operators' }, annotations: { 'olm.operatorNamespace': 'operators' } },
+  spec: { displayName: 'etcd' },
+  status: { phase: 'Succeeded', reason: 'Copied' },
+});
+const catalogPod = (): Obj => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'cat-x', namespace: 'olm', uid: 'p1', resourceVersion: '13', labels: { 'olm.catalogSource': 'cat' } },
+  spec: { nodeName: 'worker-1' },
+});
+const stuckSub = (): Obj => ({ apiVersion: 'operators.coreos.com/v1alpha1', kind: 'Subscription', metadata: { name: 's', namespace: 'ops', uid: 's1', resourceVersion: '14' }, spec: { name: 'pkg' } });
+
+async function send(base: string, ev: { headers: Record<string, string>; body: string }): Promise<{ status: number; outcome: string | null; retryAfter: string | null; body: string }> {
+  const res = await fetch(`${base}/`, { method: 'POST', headers: ev.headers, body: ev.body });
+  return { status: res.status, outcome: res.headers.get('olm-medic-outcome'), retryAfter: res.headers.get('retry-after'), body: await res.text() };
+}
+
+describe('front door exits', () => {
+  it('keeps the apiserver event type pattern of decode.ts', () => {
+    expect(DISPATCH_TYPE.source).toBe(APISERVER_TYPE.source);
+  });
+
+  it.each([
+    ['a Ready Node update', 'update', readyNode()],
+    ['a Job that is not an unpack Job', 'update', cronJob()],
+    ['a copied CSV', 'update', copiedCsv()],
+    ['a copied CSV delete', 'delete', copiedCsv()],
+  ])('%s of a declared kind is answered from the body look: 200, empty, ignored=1, no API call, no app', async (_what, verb, obj) => {
+    const before = { ...front.dispatch.counts };
+    const loads = front.appLoads;
+    const res = await send(front.base, event(verb, obj));
+    expect(res).toEqual({ status: 200, outcome: 'ignored=1', retryAfter: null, body: '' });
+    expect(front.dispatch.counts.body).toBe(before.body + 1);
+    expect(front.dispatch.counts.app).toBe(before.app);
+    expect(front.appLoads).toBe(loads);
+    expect(front.calls).toEqual([]);
+  });
+
+  it('a kind no function declares is answered from the headers', async () => {
+    const before = front.dispatch.counts.headers;
+    const res = await send(front.base, event('update', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'x' } }));
+    expect(res).toEqual({ status: 200, outcome: 'ignored=1', retryAfter: null, body: '' });
+    expect(front.dispatch.counts.headers).toBe(before + 1);
+  });
+
+  it.each([
+    ['a NotReady Node', readyNode('worker-2', 'False')],
+    ['a catalog Pod', catalogPod()],
+    ['a Subscription stuck without an InstallPlan', stuckSub()],
+  ])('%s is targeted: it goes to the app and the engine (which reads)', async (_what, obj) => {
+    const before = front.dispatch.counts.app;
+    const n = front.calls.length;
+    const res = await send(front.base, event('update', obj));
+    expect(front.dispatch.counts.app).toBe(before + 1);
+    expect(front.calls.length).toBeGreaterThan(n);
+    expect(res.status).toBe(500); // the recording reader fails every read
+    expect(res).toEqual(await send(plain.base, event('update', obj)));
+  });
+
+  it('other routes go to the app', async () => {
+    const res = await fetch(`${front.base}/health/liveness`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('OK');
+    const nf = await fetch(`${front.base}/nope`, { method: 'POST', body: '{}' });
+    expect(nf.status).toBe(404);
+  });
+
+  it('a body over the limit still gets the app\'s 413', async () => {
+    const obj = readyNode();
+    (obj as Record<string, unknown>).pad = 'x'.repeat(BODY_LIMIT);
+    const res = await send(front.base, event('update', obj));
+    expect(res.status).toBe(413);
+    expect(JSON.parse(res.body)).toMatchObject({ status: 413 });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Differential: whatever the front door does, the answer equals the app's alone.
+
+const objects = fc.constantFrom<() => Obj>(readyNode, () => readyNode('w', 'Unknown'), cronJob, () => cronJob('a'.repeat(63)), copiedCsv, catalogPod, stuckSub, () => ({
+  apiVersion: 'operators.coreos.com/v1alpha1',
+  kind: 'ClusterServiceVersion',
+  metadata: { name: 'x.v1', namespace: 'operators', uid: 'c2', resourceVersion: '20' },
+  status: { phase: 'Succeeded' },
+}));
+
+type Mutation = (ev: { headers: Record<string, string>; body: string }) => void;
+const mutations: Record<string, Mutation> = {
+  none: () => {},
+  badTime: (e) => void (e.headers['ce-time'] = '2026-02-30T10:00:00Z'),
+  offsetTime: (e) => void (e.headers['ce-time'] = '2026-11-20T10:00:00+01:00'),
+  garbageTime: (e) => void (e.headers['ce-time'] = 'yesterday'),
+  badSource: (e) => void (e.headers['ce-source'] = '%zz not a uri'),
+  emptyId: (e) => void (e.headers['ce-id'] = ''),
+  noId: (e) => void delete e.headers['ce-id'],
+  specversion: (e) => void (e.headers['ce-specversion'] = '0.3'),
+  longExt: (e) => void (e.headers['ce-averyveryverylongextension'] = 'x'),
+  oddExt: (e) => void (e.headers['ce-odd_name'] = 'x'),
+  nameMismatch: (e) => void (e.headers['ce-name'] = 'other'),
+  nsMismatch: (e) => void (e.headers['ce-namespace'] = 'elsewhere'),
+  kindMismatch: (e) => void (e.headers['ce-kind'] = 'Node'),
+  notJson: (e) => void (e.body = `${e.body.slice(0, -1)},`),
+  array: (e) => void (e.body = '[1,2]'),
+  noName: (e) => void (e.body = e.body.replace(/"name":"[^"]*",?/, '')),
+  textType: (e) => void (e.headers['content-type'] = 'text/plain'),
+  latin1: (e) => void (e.headers['content-type'] = 'application/json; charset=latin1'),
+  utf8: (e) => void (e.headers['content-type'] = 'application/json; charset=utf-8'),
+  emptySubject: (e) => void (e.headers['ce-subject'] = ''),
+  dataschema: (e) => void (e.headers['ce-dataschema'] = 'not a uri'),
+  // Values that choose URLs must be ones the apiserver could have produced (decode.ts checkRef).
+  badName: (e) => {
+    let name: unknown;
+    try {
+      name = JSON.parse(e.body)?.metadata?.name;
+    } catch {
+      return;
+    }
+    if (typeof name !== 'string') return;
+    e.body = e.body.replace(JSON.stringify(name), '"Bad_Name/../x"');
+    e.headers['ce-name'] = 'Bad_Name/../x';
+  },
+  badNamespace: (e) => {
+    e.body = e.body.replace(/"namespace":"[^"]*"/, '"namespace":"NS!"');
+    e.headers['ce-namespace'] = 'NS!';
+  },
+  badApiVersion: (e) => {
+    e.body = e.body.replace(/"apiVersion":"[^"]*"/, '"apiVersion":"../v1"');
+    e.headers['ce-apiversion'] = '../v1';
+  },
+  refMode: (e) => void (e.headers['ce-type'] = e.headers['ce-type']!.replace('.resource.', '.ref.')),
+  report: (e) => void (e.headers['olm-medic-report'] = 'json'),
+};
+
+describe('differential: front door + app == app alone', () => {
+  it('for generated events, valid and not', async () => {
+    const before = { ...front.dispatch.counts };
+    await fc.assert(
+      fc.asyncProperty(objects, fc.constantFrom('add', 'update', 'delete'), fc.subarray(Object.keys(mutations), { maxLength: 2 }), async (mk, verb, muts) => {
+        const ev = event(verb, mk());
+        for (const m of muts) mutations[m]!(ev);
+        const a = await send(front.base, ev);
+        const b = await send(plain.base, ev);
+        // Error texts may name the request id; everything else must be identical.
+        expect({ ...a, body: a.body.replace(ev.headers['ce-id'] ?? '', '<id>') }).toEqual({ ...b, body: b.body.replace(ev.headers['ce-id'] ?? '', '<id>') });
+      }),
+      { numRuns: 300 },
+    );
+    // Both exits were taken: the property was checked on answers the front door gave itself.
+    expect(front.dispatch.counts.body - before.body).toBeGreaterThan(20);
+    expect(front.dispatch.counts.app - before.app).toBeGreaterThan(20);
+  }, 60_000);
+});

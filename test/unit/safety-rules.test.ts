@@ -1,0 +1,84 @@
+/**
+ * The small pure rules the safety principles rest on (issue 8): validation of values that reach
+ * URLs and selectors, the retry-job alphabet, which namespaces a component label key can name.
+ */
+import { describe, expect, it } from 'vitest';
+import { equalitySelector, hasLabels, isDnsLabel, isDnsSubdomain, isLabelKey, isLabelValue, nameProblem } from '../../shared/kube/validate.js';
+import { resourceFor, resourcePath } from '../../shared/kube/resources.js';
+import { componentLabelKey, isUnpackJobName, namespaceFitsKey, unpackHash } from '../../shared/olm/olm.js';
+
+describe('validation of values that reach a URL or a selector', () => {
+  it.each([
+    ['etcd.v0.9.4', true],
+    ['a,olm.owner.kind=ClusterServiceVersion', false],
+    ['etcd ', false],
+    ['../etcd', false],
+    ['Etcd', false],
+    ['x'.repeat(254), false],
+    ['ñ', false],
+  ])('DNS-1123 subdomain %j: %s', (s, ok) => expect(isDnsSubdomain(s)).toBe(ok));
+
+  it('labels, label values, label keys', () => {
+    expect(isDnsLabel('openshift-marketplace')).toBe(true);
+    expect(isDnsLabel('a.b')).toBe(false);
+    expect(isLabelValue('')).toBe(true);
+    expect(isLabelValue('My_Catalog')).toBe(true);
+    expect(isLabelValue('a,b=c')).toBe(false);
+    expect(isLabelKey('operators.coreos.com/etcd.olm')).toBe(true);
+    expect(isLabelKey('operators.coreos.com/Bad Name.ns')).toBe(false);
+  });
+
+  it('equalitySelector builds nothing for a value no label can carry, and hasLabels re-checks exactly', () => {
+    expect(equalitySelector({ 'olm.owner': 'etcd.v1', 'olm.owner.namespace': 'ops' })).toBe('olm.owner=etcd.v1,olm.owner.namespace=ops');
+    expect(equalitySelector({ 'olm.owner': 'etcd.v1,olm.owner.kind=ClusterServiceVersion' })).toBeUndefined();
+    expect(equalitySelector({ 'olm.owner': 'x'.repeat(64) })).toBeUndefined();
+    expect(hasLabels({ metadata: { labels: { a: '1', b: '2' } } }, { a: '1' })).toBe(true);
+    expect(hasLabels({ metadata: { labels: { a: '1 ' } } }, { a: '1' })).toBe(false);
+  });
+
+  it('resourcePath refuses names and namespaces that are not, and namespaced kinds without a namespace', () => {
+    const jobs = resourceFor('batch/v1', 'Job');
+    expect(resourcePath(jobs, 'olm', 'abc')).toBe('/apis/batch/v1/namespaces/olm/jobs/abc');
+    expect(() => resourcePath(jobs, 'olm', 'a b')).toThrow(/DNS-1123 subdomain/);
+    expect(() => resourcePath(jobs, 'a/b', 'abc')).toThrow(/DNS-1123 label/);
+    expect(() => resourcePath(jobs, undefined, 'abc')).toThrow(/namespace .* is required/);
+    // RBAC names may use any path segment (system:aggregate-to-admin)
+    expect(resourcePath(resourceFor('rbac.authorization.k8s.io/v1', 'ClusterRole'), undefined, 'system:x')).toMatch(/system%3Ax$/);
+    expect(nameProblem('a/b', false)).toBeDefined();
+  });
+});
+
+describe('retry-job names use the apiserver name generator\'s alphabet', () => {
+  const hash = unpackHash('quay.io/x/bundle:v1');
+  it.each([
+    [hash, true],
+    [`${hash.slice(0, 58)}bcd2x`, true],
+    [`${hash.slice(0, 58)}aeiou`, false], // vowels are never generated
+    [`${hash.slice(0, 58)}yyyyy`, false], // nor y (nor 0, 1, 3)
+    [`${hash.slice(0, 57)}`, false],
+  ])('%s: %s', (name, ok) => expect(isUnpackJobName(name)).toBe(ok));
+});
+
+describe('namespaceFitsKey: which namespaces a component label key can name', () => {
+  it('an untruncated key names exactly its namespace', () => {
+    const key = componentLabelKey('etcd', 'team-a');
+    expect(namespaceFitsKey(key, 'team-a')).toBe(true);
+    expect(namespaceFitsKey(key, 'team-b')).toBe(false);
+    expect(namespaceFitsKey(key, 'a')).toBe(false);
+  });
+
+  it('a truncated key names every namespace it truncates from, and no other', () => {
+    const ns = 'openshift-cluster-observability-operator';
+    const key = componentLabelKey('cluster-observability-operator', ns);
+    expect(key.length - 'operators.coreos.com/'.length).toBeLessThanOrEqual(63);
+    expect(namespaceFitsKey(key, ns)).toBe(true);
+    expect(namespaceFitsKey(key, `${ns}-2`)).toBe(true); // a colliding install
+    expect(namespaceFitsKey(key, 'openshift-monitoring')).toBe(false);
+    expect(namespaceFitsKey(key, 'default')).toBe(false);
+  });
+
+  it('package names with dots are handled', () => {
+    expect(namespaceFitsKey(componentLabelKey('a.b.c', 'ns1'), 'ns1')).toBe(true);
+    expect(namespaceFitsKey(componentLabelKey('a.b.c', 'ns1'), 'c.ns1')).toBe(false);
+  });
+});
