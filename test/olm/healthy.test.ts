@@ -79,12 +79,10 @@ describe.each(versions)('real OLM %s, healthy', (version) => {
     expect(writesBy(bed.users.olm, since).length).toBeGreaterThan(0);
   });
 
-  // DEFECT (found by this suite on v0.28.0, see /work/notes/olm-findings.md): during a healthy install
-  // olm-medic sends write requests while OLM is still mid-flight — finalizer-cleanup patches each
-  // brand-new CSV (adding its own finalizer before OLM's first sync adds operators.coreos.com/csv-cleanup)
-  // and ownerref-repair patches fresh InstallPlans (before OLM's adoption controller labels them). Most
-  // lose the race (409) but some succeed (200 on two InstallPlans in one run). Flip to `it` once fixed.
-  it.skipIf(version === 'v0.25.0').fails('olm-medic made zero write requests through all of it (events and the sweep)', () => {
+  // This suite found olm-medic writing during a healthy v0.28.0 install before main's fixes (finalizer-cleanup
+  // patched brand-new CSVs before OLM's first sync, ownerref-repair labelled fresh InstallPlans before
+  // OLM's adoption controller; /work/notes/olm-findings.md). After merging them: zero write requests.
+  it.skipIf(version === 'v0.25.0')('olm-medic made zero write requests through all of it (events and the sweep)', () => {
     expect(since).toBeGreaterThan(0);
     expect(writesBy(cp.shippedUser, since).map(describeWrite)).toEqual([]);
   });
