@@ -121,10 +121,17 @@ export async function startOlm(version: string, opts: StartOlmOptions = {}): Pro
   let unpacker = startUnpacker({ rest: admin, opm: opmFor(dir, bed.catalogServer), kubeconfig: bed.kubeconfigs.unpack, bundlesDir: join(fixtures, 'bundles'), namespaces: [CATALOG.namespace], log });
 
   const allProcs = (): Proc[] => [catalogServer, ...(catalog ? [catalog] : []), ...(olm ? [olm] : [])];
-  await until(async () => {
-    const cs = await admin.get<Obj>(paths.olm(CATALOG.namespace, 'catalogsources', CATALOG.name));
-    return cs?.status?.connectionState?.lastObservedState === 'READY';
-  }, `OLM ${version} to connect to the catalog (CatalogSource READY)`, 120_000, allProcs());
+  try {
+    await until(async () => {
+      const cs = await admin.get<Obj>(paths.olm(CATALOG.namespace, 'catalogsources', CATALOG.name));
+      return cs?.status?.connectionState?.lastObservedState === 'READY';
+    }, `OLM ${version} to connect to the catalog (CatalogSource READY)`, 120_000, allProcs());
+  } catch (e) {
+    // Nobody gets a handle to stop them: stop them here.
+    await unpacker.stop();
+    for (const p of allProcs().reverse()) await p.stop();
+    throw e;
+  }
   log(`[olm-bed] OLM ${version} running; catalog at ${catalogAddress}`);
 
   const stopProc = async (p: Proc | undefined): Promise<void> => {
