@@ -1,5 +1,23 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Real OLM (built by test/control-plane/build-olm.sh) on its own control plane with a scheduler and
+ * kwok; one OLM at a time, so files run one after another. Opt-in (`npm run test:olm`) until its cold
+ * build fits CI's budget with margin and the v0.28 healthy-install timeout is diagnosed (see README).
+ */
+const olmProject = {
+  test: {
+    name: 'olm',
+    include: ['test/olm/**/*.test.ts'],
+    globalSetup: ['test/olm/global-setup.ts'],
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
+    fileParallelism: false,
+    maxWorkers: 1,
+    sequence: { groupOrder: 3 },
+  },
+};
+
 export default defineConfig({
   test: {
     projects: [
@@ -44,20 +62,7 @@ export default defineConfig({
           sequence: { groupOrder: 2 },
         },
       },
-      {
-        test: {
-          name: 'olm',
-          include: ['test/olm/**/*.test.ts'],
-          // Real OLM (built by test/control-plane/build-olm.sh) on its own control plane with a
-          // scheduler and kwok; one OLM at a time, so files run one after another.
-          globalSetup: ['test/olm/global-setup.ts'],
-          testTimeout: 300_000,
-          hookTimeout: 300_000,
-          fileParallelism: false,
-          maxWorkers: 1,
-          sequence: { groupOrder: 3 },
-        },
-      },
+      ...(process.env.OLM_MEDIC_OLM_SUITES === '1' ? [olmProject] : []),
     ],
   },
 });
