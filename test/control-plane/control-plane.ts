@@ -140,6 +140,9 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
         `--audit-log-path=${join(dir, 'audit.log')}`,
         '--audit-log-format=json',
         '--audit-log-mode=blocking',
+        // Never rotate: the apiserver's log writer (lumberjack) rotates at 100 MB by default, and the
+        // suites read the log incrementally by offset (the reliability project writes well over 100 MB).
+        '--audit-log-maxsize=1000000',
         '--enable-priority-and-fairness=false',
         '--v=0',
       ], join(dir, 'kube-apiserver.log')),

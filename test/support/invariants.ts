@@ -51,6 +51,11 @@ export class AuditLog {
     const fd = openSync(this.path, 'r');
     try {
       const size = fstatSync(fd).size;
+      // A shorter file than what was read: the log was rotated (a new file); read it from the start.
+      if (size < this.offset) {
+        this.offset = 0;
+        this.rest = '';
+      }
       const chunk = Buffer.alloc(1 << 20);
       while (this.offset < size) {
         const n = readSync(fd, chunk, 0, Math.min(chunk.length, size - this.offset), this.offset);
