@@ -473,19 +473,31 @@ describe('catalog-reschedule: tolerate-forever pods, the node-gone quarantine, t
 });
 
 // ---------------------------------------------------------------------------------------------
+/** A CatalogSource `community` in `cat` and its Failed unpack Job (OLM v0.26+ shape); `cmAnnotations` go on the ConfigMap. */
+async function failedUnpackJob(cat: string, cmAnnotations?: Record<string, string>): Promise<KubeObject> {
+  const cs = await c.create(asObj(olm.catalogSource({ namespace: cat, name: 'community', image: 'quay.io/x/index:v1' } as never)));
+  const image = `quay.io/x/bundle@sha256:${randomBytes(32).toString('hex')}`;
+  const cmBuilt = olm.unpackConfigMap({ namespace: cat, image, catalogSourceName: 'community', catalogSourceUid: cs.metadata.uid! });
+  if (cmAnnotations) cmBuilt.metadata.annotations = cmAnnotations;
+  const cm = await c.create(asObj(cmBuilt));
+  const job = await c.create(asObj(olm.unpackJob({ namespace: cat, image, configMapUid: cm.metadata.uid! })));
+  return c.setStatus(job, olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: new Date(Date.now() - HOUR), startedAt: new Date(Date.now() - 2 * HOUR) }));
+}
+
+/** A Subscription in `ns` resolving from catalog namespace `cat`, stuck with BundleUnpackFailed. */
+async function stuckSubscription(ns: string, name: string, cat: string, annotations?: Record<string, string>): Promise<KubeObject> {
+  const s = await c.create(asObj(olm.subscription({ namespace: ns, name, package: 'etcd', source: 'community', sourceNamespace: cat, ...(annotations ? { annotations } : {}) } as never)));
+  return c.setStatus(s, olm.subscriptionStatus({ conditions: [olm.bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded' })] } as never));
+}
+
 describe('nothing blocks the fix for others; protection applies on every path', () => {
   it('a Failed unpack Job blocking 31 Subscriptions heals with MAX_ACTIONS_PER_WINDOW=30 (charged the whole window)', async () => {
     const cat = await c.namespace('big');
-    const cs = await c.create(asObj(olm.catalogSource({ namespace: cat, name: 'community', image: 'quay.io/x/index:v1' } as never)));
-    const image = `quay.io/x/bundle@sha256:${randomBytes(32).toString('hex')}`;
-    const cm = await c.create(asObj(olm.unpackConfigMap({ namespace: cat, image, catalogSourceName: 'community', catalogSourceUid: cs.metadata.uid! })));
-    let job = await c.create(asObj(olm.unpackJob({ namespace: cat, image, configMapUid: cm.metadata.uid! })));
-    job = await c.setStatus(job, olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: new Date(Date.now() - HOUR), startedAt: new Date(Date.now() - 2 * HOUR) }));
+    const job = await failedUnpackJob(cat);
     const sns = await c.namespace('subs');
     const subs: KubeObject[] = [];
     for (let i = 0; i < 31; i++) {
-      const s = await c.create(asObj(olm.subscription({ namespace: sns, name: `s${i}`, package: 'etcd', source: 'community', sourceNamespace: cat } as never)));
-      subs.push(await c.setStatus(s, olm.subscriptionStatus({ conditions: [olm.bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded' })] } as never)));
+      subs.push(await stuckSubscription(sns, `s${i}`, cat));
     }
     const out = await send(runtime([jobConflict], { MAX_ACTIONS_PER_WINDOW: '30' }), 'update', job);
     expect(out.map((o) => o.status)).toEqual(['acted']);
@@ -505,18 +517,10 @@ describe('nothing blocks the fix for others; protection applies on every path', 
 
   it('an opted-out Subscription is left out of the nudge, not a refusal of the fix', async () => {
     const cat = await c.namespace('opt');
-    const cs = await c.create(asObj(olm.catalogSource({ namespace: cat, name: 'community', image: 'quay.io/x/index:v1' } as never)));
-    const image = `quay.io/x/bundle@sha256:${randomBytes(32).toString('hex')}`;
-    const cm = await c.create(asObj(olm.unpackConfigMap({ namespace: cat, image, catalogSourceName: 'community', catalogSourceUid: cs.metadata.uid! })));
-    let job = await c.create(asObj(olm.unpackJob({ namespace: cat, image, configMapUid: cm.metadata.uid! })));
-    job = await c.setStatus(job, olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: new Date(Date.now() - HOUR), startedAt: new Date(Date.now() - 2 * HOUR) }));
+    const job = await failedUnpackJob(cat);
     const sns = await c.namespace('subs');
-    const mk = async (name: string, annotations?: Record<string, string>): Promise<KubeObject> => {
-      const s = await c.create(asObj(olm.subscription({ namespace: sns, name, package: 'etcd', source: 'community', sourceNamespace: cat, ...(annotations ? { annotations } : {}) } as never)));
-      return c.setStatus(s, olm.subscriptionStatus({ conditions: [olm.bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded' })] } as never));
-    };
-    const plain = await mk('plain');
-    const opted = await mk('opted', { 'olm-medic.io/ignore': 'true' });
+    const plain = await stuckSubscription(sns, 'plain', cat);
+    const opted = await stuckSubscription(sns, 'opted', cat, { 'olm-medic.io/ignore': 'true' });
     expect((await send(runtime([jobConflict]), 'update', job)).map((o) => o.status)).toEqual(['acted']);
     expect(await live(job)).toBeUndefined();
     expect((await live(plain))?.metadata.annotations?.['olm-medic.io/nudged-at']).toBeDefined();
@@ -526,13 +530,7 @@ describe('nothing blocks the fix for others; protection applies on every path', 
 
   it('the owner ConfigMap\'s opt-out protects its Job', async () => {
     const cat = await c.namespace('cmopt');
-    const cs = await c.create(asObj(olm.catalogSource({ namespace: cat, name: 'community', image: 'quay.io/x/index:v1' } as never)));
-    const image = `quay.io/x/bundle@sha256:${randomBytes(32).toString('hex')}`;
-    const cmBuilt = olm.unpackConfigMap({ namespace: cat, image, catalogSourceName: 'community', catalogSourceUid: cs.metadata.uid! });
-    cmBuilt.metadata.annotations = { 'olm-medic.io/ignore': 'true' };
-    const cm = await c.create(asObj(cmBuilt));
-    let job = await c.create(asObj(olm.unpackJob({ namespace: cat, image, configMapUid: cm.metadata.uid! })));
-    job = await c.setStatus(job, olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: new Date(Date.now() - HOUR), startedAt: new Date(Date.now() - 2 * HOUR) }));
+    const job = await failedUnpackJob(cat, { 'olm-medic.io/ignore': 'true' });
     expect((await send(runtime([jobConflict]), 'update', job)).map((o) => o.status)).toEqual(['refused']);
     expect(await live(job)).toBeDefined();
   });
