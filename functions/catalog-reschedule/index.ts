@@ -1,6 +1,8 @@
 /**
  * catalog-reschedule — a CatalogSource pod stuck on a NotReady node keeps the catalog down (olm-facts §3).
- *   listens   Pod add/update with label olm.catalogSource; Node add/update that is not Ready; sweeps
+ *   listens   Pod add/update with label olm.catalogSource; sweeps. Not Node events: when a node stops
+ *             being Ready the node lifecycle controller marks its pods NotReady and taint eviction
+ *             deletes them (Pod events), and PodGC removes the pods of deleted nodes (README).
  *   reads     the pod(s) and their node; the catalog pods on a node; their CatalogSources
  *   writes    delete pod with gracePeriodSeconds 0 and uid+rv preconditions
  */
@@ -23,9 +25,6 @@ function targets(t: ResourceTrigger): Ref[] {
     if (!o) return [t.ref];
     const nodeName = (o.spec as { nodeName?: string } | undefined)?.nodeName;
     return o.metadata.labels?.[LABEL_CATALOG_SOURCE] && nodeName ? [{ ...NODE, name: nodeName }] : [];
-  }
-  if (t.ref.kind === 'Node' && t.ref.apiVersion === 'v1') {
-    return !o || condition(o, 'Ready')?.status !== 'True' ? [{ ...NODE, name: t.ref.name }] : [];
   }
   return [];
 }
@@ -84,7 +83,7 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
 
 export const catalogReschedule: RemediationFunction<Observed> = {
   name: 'catalog-reschedule',
-  kinds: ['v1/Pod', 'v1/Node'],
+  kinds: ['v1/Pod'],
   summary: 'force-deletes CatalogSource pods stuck on nodes that are gone, fenced by how long the node has been gone',
   defaults,
   targets,

@@ -48,6 +48,10 @@ export interface StartOptions {
   users?: Record<string, string[]>;
   /** kube-controller-manager's --controllers (default: GC, namespaces, Job TTLs, service accounts). */
   controllers?: string[];
+  /** Extra kube-controller-manager flags (e.g. a short --node-monitor-grace-period). */
+  controllerManagerArgs?: string[];
+  /** Also audit kube-controller-manager's writes (its reads stay out), to tell who deleted what. */
+  auditControllerWrites?: boolean;
 }
 
 export async function freePort(): Promise<number> {
@@ -114,8 +118,9 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
         'kind: Policy',
         'omitStages: [RequestReceived]',
         'rules:',
-        '- level: None',
-        '  users: ["system:kube-controller-manager", "system:apiserver"]',
+        ...(opts.auditControllerWrites
+          ? ['- level: None', '  users: ["system:apiserver"]', '- level: None', '  users: ["system:kube-controller-manager"]', '  verbs: [get, list, watch]']
+          : ['- level: None', '  users: ["system:kube-controller-manager", "system:apiserver"]']),
         '- level: Metadata',
       ].join('\n'),
     );
@@ -172,6 +177,7 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
           `--controllers=${(opts.controllers ?? ['garbage-collector-controller', 'namespace-controller', 'ttl-after-finished-controller', 'serviceaccount-controller']).join(',')}`,
           '--concurrent-gc-syncs=5',
           `--service-account-private-key-file=${join(dir, 'sa.key')}`,
+          ...(opts.controllerManagerArgs ?? []),
           '--v=0',
         ], join(dir, 'kube-controller-manager.log')),
       );

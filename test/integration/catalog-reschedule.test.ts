@@ -52,6 +52,10 @@ async function send(rt: Runtime, verb: 'add' | 'update' | 'delete', obj: KubeObj
   return rt.engine.handle(decodeEvent(apiServerEvent(verb, obj)));
 }
 
+async function sweep(rt: Runtime, namespace: string): Promise<Outcome[]> {
+  return rt.engine.handle({ kind: 'sweep', namespace, functions: ['catalog-reschedule'], meta: { id: `sweep-${namespace}`, source: 'test', type: 'io.olm-medic.sweep' } });
+}
+
 /** Requests olm-medic made that change something in `ns` (Event creation is not a change). */
 const writesIn = (ns: string) => c.audit().filter((e) => e.objectRef?.namespace === ns && ['delete', 'patch', 'update', 'deletecollection'].includes(e.verb));
 
@@ -165,13 +169,25 @@ describe('catalog-reschedule: catalog pod stuck Terminating on a NotReady node',
     await expectUntouched(ns, cat.pod);
   });
 
-  it('a Node event (NotReady) force-deletes every catalog pod on that node', async () => {
+  it('a Node event is not listened to (no function declares Nodes): nothing is read or written', async () => {
+    const ns = await c.namespace('cat');
+    const now = new Date();
+    const n = await deadNode(`dead-${ns}`, { ready: 'Unknown', since: new Date(now.getTime() - 10 * MIN) });
+    const a = await stuckCatalogPod(ns, n.metadata.name, { name: 'operatorhubio-catalog' });
+    const rt = runtime(now);
+    const reads = c.audit().length;
+    expect(await send(rt, 'update', n)).toEqual([{ status: 'ignored', reason: 'no function handles Node events' }]);
+    expect(c.audit().slice(reads)).toEqual([]);
+    await expectUntouched(ns, a.pod);
+  });
+
+  it('one catalog pod\'s event force-deletes every catalog pod on its NotReady node', async () => {
     const ns = await c.namespace('cat');
     const now = new Date();
     const n = await deadNode(`dead-${ns}`, { ready: 'Unknown', since: new Date(now.getTime() - 10 * MIN) });
     const a = await stuckCatalogPod(ns, n.metadata.name, { name: 'operatorhubio-catalog' });
     const b = await stuckCatalogPod(ns, n.metadata.name, { name: 'certified-operators' });
-    const out = await send(runtime(now), 'update', n);
+    const out = await send(runtime(now), 'update', a.pod);
     expect(out).toHaveLength(1);
     expect(out[0]).toMatchObject({ status: 'acted', target: `Node/${n.metadata.name}` });
     expect(out[0]!.actions?.map((x) => x.target).sort()).toEqual([`Pod/${ns}/${a.pod.metadata.name}`, `Pod/${ns}/${b.pod.metadata.name}`].sort());
@@ -186,7 +202,7 @@ describe('catalog-reschedule: catalog pod stuck Terminating on a NotReady node',
     const mine = await stuckCatalogPod(ns, n.metadata.name, { name: 'my-catalog', annotations: { 'olm-medic.io/ignore': 'true' } });
     const other = await stuckCatalogPod(ns, n.metadata.name, { name: 'operatorhubio-catalog' });
     expect(mine.pod.metadata.annotations?.['olm-medic.io/ignore']).toBe('true');
-    const out = await send(runtime(now), 'update', n);
+    const out = await send(runtime(now), 'update', other.pod);
     expect(out).toHaveLength(1);
     expect(out[0]!.actions?.filter((a) => a.result === 'done').map((a) => a.target)).toEqual([`Pod/${ns}/${other.pod.metadata.name}`]);
     await expectForceDeleted(other, /stuck Terminating/);
@@ -206,7 +222,8 @@ describe('catalog-reschedule: catalog pod stuck Terminating on a NotReady node',
     const n = await deadNode(`oos-${ns}`, { ready: 'Unknown', since, taints: [taintUnreachable(since), taintOutOfService()] });
     const cat = await stuckCatalogPod(ns, n.metadata.name);
     expectStuck(cat.pod);
-    const out = await send(runtime(now), 'update', n);
+    // Its pod's event (taint eviction deletes pods that do not tolerate the NoExecute taint).
+    const out = await send(runtime(now), 'update', cat.pod);
     expect(out.map((o) => o.status)).toEqual(['acted']);
     await expectForceDeleted(cat, /tainted node\.kubernetes\.io\/out-of-service/);
   });
@@ -257,7 +274,7 @@ describe('catalog-reschedule: catalog pod stuck Terminating on a NotReady node',
     expect(cat.pod.metadata.labels?.['olm.catalogSource']).toBeUndefined();
     const rt = runtime(now);
     expect((await send(rt, 'update', cat.pod)).map((o) => o.status)).toEqual(['ignored']);
-    expect((await send(rt, 'update', n)).map((o) => o.status)).toEqual(['noop']);
+    expect((await sweep(rt, ns)).map((o) => o.status)).toEqual(['noop']); // the node path, as a sweep reaches it
     await expectUntouched(ns, cat.pod);
   });
 
@@ -275,7 +292,7 @@ describe('catalog-reschedule: catalog pod stuck Terminating on a NotReady node',
     expect(pod.metadata.ownerReferences?.[0]?.uid).toBe(cat.catsrc.metadata.uid);
     const rt = runtime(now);
     expect((await send(rt, 'update', pod)).map((o) => o.status)).toEqual(['noop']);
-    expect((await send(rt, 'update', n)).map((o) => o.status)).toEqual(['noop']);
+    expect((await sweep(rt, ns)).map((o) => o.status)).toEqual(['noop']); // the node path, as a sweep reaches it
     await expectUntouched(ns, pod);
   });
 
@@ -289,7 +306,7 @@ describe('catalog-reschedule: catalog pod stuck Terminating on a NotReady node',
     expectStuck(cat.pod);
     const rt = runtime(now);
     expect((await send(rt, 'update', cat.pod)).map((o) => o.status)).toEqual(['ignored']);
-    expect((await send(rt, 'update', n)).map((o) => o.status)).toEqual(['noop']);
+    expect((await sweep(rt, ns)).map((o) => o.status)).toEqual(['noop']); // the node path, as a sweep reaches it
     await expectUntouched(ns, cat.pod);
   });
 });

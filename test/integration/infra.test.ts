@@ -47,7 +47,7 @@ describe.each(['dry-run', 'enforce'])('infra/overlays/%s', (overlay) => {
   it('renders the whole deployment', () => {
     const kinds = objects.map((o) => o.kind).sort();
     expect(new Set(kinds)).toEqual(new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Service', 'Broker', 'ApiServerSource', 'PingSource', 'Trigger', 'JobSink', 'NetworkPolicy']));
-    expect(objects.filter((o) => o.kind === 'Trigger')).toHaveLength(8);
+    expect(objects.filter((o) => o.kind === 'Trigger')).toHaveLength(7);
   });
 
   it('validates every object against its schema', () => {
@@ -77,7 +77,7 @@ describe.each(['dry-run', 'enforce'])('infra/overlays/%s', (overlay) => {
   it('watches in Resource mode exactly the kinds the functions handle', () => {
     const src = objects.find((o) => o.kind === 'ApiServerSource') as KubeObject & { spec: { mode: string; resources: { kind: string; selector?: unknown }[] } };
     expect(src.spec.mode).toBe('Resource');
-    expect(src.spec.resources.map((r) => r.kind).sort()).toEqual(['ClusterServiceVersion', 'InstallPlan', 'Job', 'Node', 'Operator', 'Pod', 'Subscription']);
+    expect(src.spec.resources.map((r) => r.kind).sort()).toEqual(['ClusterServiceVersion', 'InstallPlan', 'Job', 'Operator', 'Pod', 'Subscription']);
     // exactly the kinds the functions declare: nothing they need is missing, nothing else is watched
     const watched = new Set((src.spec.resources as unknown as { apiVersion: string; kind: string }[]).map((r) => `${r.apiVersion}/${r.kind}`));
     expect(watched).toEqual(new Set(allFunctions.flatMap((f) => f.kinds)));
@@ -91,7 +91,7 @@ describe.each(['dry-run', 'enforce'])('infra/overlays/%s', (overlay) => {
     const services = objects.filter((o) => o.kind === 'Service' && o.apiVersion === 'serving.knative.dev/v1');
     expect(services.map((s) => s.metadata.name).sort()).toEqual(['olm-medic']);
     const sinks = objects.filter((o) => (o.spec as { delivery?: { deadLetterSink?: { ref: { kind: string; name: string } } } } | undefined)?.delivery?.deadLetterSink);
-    expect(sinks).toHaveLength(9); // the Broker and the 8 Triggers
+    expect(sinks).toHaveLength(8); // the Broker and the 7 Triggers
     for (const o of sinks) expect((o.spec as { delivery: { deadLetterSink: { ref: unknown } } }).delivery.deadLetterSink.ref).toEqual({ apiVersion: 'sinks.knative.dev/v1alpha1', kind: 'JobSink', name: 'olm-medic-dead-letters' });
     for (const s of services) expect(s.metadata.labels?.['networking.knative.dev/visibility'], s.metadata.name).toBe('cluster-local');
   });

@@ -51,7 +51,7 @@ const KINDS: [string, string, string, boolean][] = [
 ];
 
 /** Kinds the shipped ApiServerSource watches (infra/base/apiserversource.yaml). */
-const WATCHED = new Set(['Job', 'Pod', 'Node', 'Subscription', 'InstallPlan', 'ClusterServiceVersion', 'Operator']);
+const WATCHED = new Set(['Job', 'Pod', 'Subscription', 'InstallPlan', 'ClusterServiceVersion', 'Operator']);
 
 export interface Snapshot {
   /** key (resource/namespace/name) -> the object as listed. */
