@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { freePort } from '../test/control-plane/control-plane.js';
 import { median, type BenchContext, type BenchResult, type Benchmark } from './types.js';
 import { apiServerEvent, dummyKubeconfig, postUntilAnswered, type HttpEvent } from './lib/events.js';
-import { readyNodeUpdate } from './lib/payloads.js';
+import { readyCatalogPodUpdate } from './lib/payloads.js';
 import { fixturesDir, root, scratchDir, serverEntry, sleep, spawnNode } from './lib/proc.js';
 
 type Subject = 'medic' | 'medicNoCache' | 'faas' | 'echo' | 'bare';
@@ -86,8 +86,8 @@ export const bench: Benchmark = {
           env: (port) => ({ PORT: String(port) }),
         },
       };
-      // A declared kind (catalog-reschedule watches Nodes) that needs no action: judged by the functions' targets().
-      const ev = apiServerEvent('update', readyNodeUpdate());
+      // A declared kind (catalog-reschedule watches catalog Pods) that needs no action: judged by the functions' targets().
+      const ev = apiServerEvent('update', readyCatalogPodUpdate());
       const order: Subject[] = ['medic', 'echo', 'bare', 'faas', 'medicNoCache'];
       const times: Record<Subject, number[]> = { medic: [], medicNoCache: [], faas: [], echo: [], bare: [] };
       const cpu: Record<Subject, number[]> = { medic: [], medicNoCache: [], faas: [], echo: [], bare: [] };
@@ -135,11 +135,11 @@ export const bench: Benchmark = {
           { name: 'cold start ratio olm-medic / faas-js-runtime (medians)', value: r2(med.medic / med.faas), target: '<= 1.0', pass: med.medic / med.faas <= 1.0 },
         ],
         notes: [
-          `medic: npm start's command (scripts/start.mjs -> dist/server.mjs, with the compile cache \`npm run build\` filled) with KUBECONFIG = a valid dummy kubeconfig (server https://127.0.0.1:9, token auth): the Kubernetes client is loaded and configured and the engine built before listening; the event (a Ready Node update, a kind catalog-reschedule declares) is judged by the functions' targets() and needs no API call, so no control plane is needed; LOG_LEVEL=info. medicNoCache: the same with OLM_MEDIC_COMPILE_CACHE=off.`,
+          `medic: npm start's command (scripts/start.mjs -> dist/server.mjs, with the compile cache \`npm run build\` filled) with KUBECONFIG = a valid dummy kubeconfig (server https://127.0.0.1:9, token auth): the Kubernetes client is loaded and configured and the engine built before listening; the event (a Ready catalog registry pod's update, a kind catalog-reschedule declares) is judged by the functions' targets() and needs no API call, so no control plane is needed; LOG_LEVEL=info. medicNoCache: the same with OLM_MEDIC_COMPILE_CACHE=off.`,
           `faas: faas-js-runtime ${fjrVersion()} CLI (node_modules/faas-js-runtime/bin/cli.js ./index.js, cwd bench/fixtures/faas-hello, FUNC_LOG_LEVEL=info) — the template's \`npm start\` without the npm wrapper; the function is the template's handler as tsc emits it (CommonJS), replying with a CloudEvent.`,
           'echo: node bench/fixtures/express-echo.mjs: express + cloudevents, decodes the event and echoes it in binary mode. bare: node bench/fixtures/node-echo.mjs, node:http reading, JSON-parsing and echoing the body (the floor).',
           `Load from other processes moves single runs by ±100 ms on this 2-core machine: compare the min figures and the median of per-round (paired) ratios too; the runner prints the load average. *MedianCpuMs is the CPU time (user + system, all threads, /proc/<pid>/stat) each server had used when its answer was read: far less sensitive to other load than the wall clock.`,
-          `All on ${process.version} (${process.execPath}); event: binary-mode ApiServerSource Ready Node update (bench/lib/payloads.ts, ${ev.body.length} B); ${runs} interleaved runs each after one discarded warm-up round; each clock runs from spawn() to the first 2xx answer read, polling every 5 ms with that POST.`,
+          `All on ${process.version} (${process.execPath}); event: binary-mode ApiServerSource Ready catalog pod update (bench/lib/payloads.ts, ${ev.body.length} B); ${runs} interleaved runs each after one discarded warm-up round; each clock runs from spawn() to the first 2xx answer read, polling every 5 ms with that POST.`,
         ],
       };
     } finally {

@@ -90,6 +90,92 @@ export function nonOlmJob(name = 'backup-29384756', rv = 9_001_234): KubeObj {
   };
 }
 
+/**
+ * A CatalogSource registry pod's status update while it serves (~6 KB: probes, tolerations,
+ * managedFields, container statuses). The catalog Pods the source selects send these all day
+ * (probe flaps, restarts, OLM's catalog polling); Ready and not being deleted: no action.
+ */
+export function readyCatalogPodUpdate(name = 'redhat-operators-7xq2p', rv = 5_432_100): KubeObj {
+  const catalog = 'redhat-operators';
+  const csUid = '5d0f6a1e-2b3c-4d5e-8f90-a1b2c3d4e5f6';
+  const probe = { exec: { command: ['grpc_health_probe', '-addr=:50051'] }, failureThreshold: 3, initialDelaySeconds: 10, periodSeconds: 10, successThreshold: 1, timeoutSeconds: 5 };
+  const cond = (type: string) => ({ type, status: 'True', lastProbeTime: null, lastTransitionTime: T });
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      generateName: `${catalog}-`,
+      namespace: 'openshift-marketplace',
+      uid: `9a8b7c6d-5e4f-4a3b-8c2d-${hex(12, 21)}`,
+      resourceVersion: String(rv),
+      creationTimestamp: T,
+      labels: { 'olm.catalogSource': catalog, 'olm.managed': 'true', 'olm.pod-spec-hash': 'Bq4Xr9kLm2Tz8Vd1Wc7Ye3Hn6Jf5Gs0Pa' },
+      annotations: { 'cluster-autoscaler.kubernetes.io/safe-to-evict': 'true', 'openshift.io/scc': 'restricted-v2', 'seccomp.security.alpha.kubernetes.io/pod': 'runtime/default' },
+      ownerReferences: [{ apiVersion: 'operators.coreos.com/v1alpha1', kind: 'CatalogSource', name: catalog, uid: csUid, controller: true, blockOwnerDeletion: false }],
+      managedFields: [
+        { manager: 'catalog', operation: 'Update', apiVersion: 'v1', time: T, fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:annotations': { '.': {}, 'f:cluster-autoscaler.kubernetes.io/safe-to-evict': {} }, 'f:generateName': {}, 'f:labels': { '.': {}, 'f:olm.catalogSource': {}, 'f:olm.managed': {}, 'f:olm.pod-spec-hash': {} }, 'f:ownerReferences': { '.': {}, [`k:{"uid":"${csUid}"}`]: {} } }, 'f:spec': { 'f:containers': { 'k:{"name":"registry-server"}': { '.': {}, 'f:image': {}, 'f:imagePullPolicy': {}, 'f:livenessProbe': {}, 'f:name': {}, 'f:ports': {}, 'f:readinessProbe': {}, 'f:resources': {}, 'f:securityContext': {}, 'f:startupProbe': {}, 'f:terminationMessagePath': {}, 'f:terminationMessagePolicy': {} } }, 'f:nodeSelector': {}, 'f:securityContext': {}, 'f:serviceAccount': {}, 'f:serviceAccountName': {}, 'f:tolerations': {} } } },
+        { manager: 'kubelet', operation: 'Update', apiVersion: 'v1', time: T, fieldsType: 'FieldsV1', subresource: 'status', fieldsV1: { 'f:status': { 'f:conditions': { 'k:{"type":"ContainersReady"}': { '.': {}, 'f:lastProbeTime': {}, 'f:lastTransitionTime': {}, 'f:status': {}, 'f:type': {} }, 'k:{"type":"Initialized"}': { '.': {}, 'f:lastProbeTime': {}, 'f:lastTransitionTime': {}, 'f:status': {}, 'f:type': {} }, 'k:{"type":"PodReadyToStartContainers"}': { '.': {}, 'f:lastProbeTime': {}, 'f:lastTransitionTime': {}, 'f:status': {}, 'f:type': {} }, 'k:{"type":"Ready"}': { '.': {}, 'f:lastProbeTime': {}, 'f:lastTransitionTime': {}, 'f:status': {}, 'f:type': {} } }, 'f:containerStatuses': {}, 'f:hostIP': {}, 'f:hostIPs': {}, 'f:phase': {}, 'f:podIP': {}, 'f:podIPs': { '.': {}, 'k:{"ip":"10.128.2.17"}': { '.': {}, 'f:ip': {} } }, 'f:startTime': {} } } },
+      ],
+    },
+    spec: {
+      containers: [{
+        name: 'registry-server',
+        image: 'registry.redhat.io/redhat/redhat-operator-index:v4.18',
+        imagePullPolicy: 'Always',
+        ports: [{ name: 'grpc', containerPort: 50051, protocol: 'TCP' }],
+        livenessProbe: probe,
+        readinessProbe: { ...probe, initialDelaySeconds: 5 },
+        startupProbe: { ...probe, failureThreshold: 10, initialDelaySeconds: 0 },
+        resources: { requests: { cpu: '10m', memory: '50Mi' } },
+        securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, readOnlyRootFilesystem: false, runAsNonRoot: true, runAsUser: 1000680000 },
+        terminationMessagePath: '/dev/termination-log',
+        terminationMessagePolicy: 'FallbackToLogsOnError',
+        volumeMounts: [{ name: 'kube-api-access-x7k2q', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true }],
+      }],
+      nodeName: 'worker-3',
+      nodeSelector: { 'kubernetes.io/os': 'linux' },
+      serviceAccountName: catalog,
+      serviceAccount: catalog,
+      securityContext: { fsGroup: 1000680000, seLinuxOptions: { level: 's0:c26,c15' }, seccompProfile: { type: 'RuntimeDefault' } },
+      tolerations: [
+        { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+        { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+        { key: 'node.kubernetes.io/memory-pressure', operator: 'Exists', effect: 'NoSchedule' },
+      ],
+      volumes: [{ name: 'kube-api-access-x7k2q', projected: { defaultMode: 420, sources: [{ serviceAccountToken: { expirationSeconds: 3607, path: 'token' } }, { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } }, { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } }] } }],
+      dnsPolicy: 'ClusterFirst',
+      enableServiceLinks: true,
+      priority: 0,
+      restartPolicy: 'Always',
+      schedulerName: 'default-scheduler',
+      terminationGracePeriodSeconds: 30,
+    },
+    status: {
+      phase: 'Running',
+      conditions: [cond('PodReadyToStartContainers'), cond('Initialized'), cond('Ready'), cond('ContainersReady'), cond('PodScheduled')],
+      hostIP: '10.0.3.41',
+      hostIPs: [{ ip: '10.0.3.41' }],
+      podIP: '10.128.2.17',
+      podIPs: [{ ip: '10.128.2.17' }],
+      startTime: T,
+      qosClass: 'Burstable',
+      containerStatuses: [{
+        name: 'registry-server',
+        ready: true,
+        started: true,
+        restartCount: 0,
+        image: 'registry.redhat.io/redhat/redhat-operator-index:v4.18',
+        imageID: `registry.redhat.io/redhat/redhat-operator-index@sha256:${hex(64, 22)}`,
+        containerID: `cri-o://${hex(64, 23)}`,
+        state: { running: { startedAt: T } },
+        lastState: {},
+        volumeMounts: [{ name: 'kube-api-access-x7k2q', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true, recursiveReadOnly: 'Disabled' }],
+      }],
+    },
+  };
+}
+
 /** A CSV copied by OLM into a watched namespace (~60 KB: icon, description, install strategy, CRD descriptors). */
 export function copiedCsv(namespace = 'team-a', rv = 7_654_321): KubeObj {
   const name = 'etcdoperator.v0.9.4';

@@ -24,7 +24,12 @@ function targets(t: ResourceTrigger): Ref[] {
   if (t.ref.kind === 'Pod' && t.ref.apiVersion === 'v1') {
     if (!o) return [t.ref];
     const nodeName = (o.spec as { nodeName?: string } | undefined)?.nodeName;
-    return o.metadata.labels?.[LABEL_CATALOG_SOURCE] && nodeName ? [{ ...NODE, name: nodeName }] : [];
+    if (!o.metadata.labels?.[LABEL_CATALOG_SOURCE] || !nodeName) return [];
+    // A Ready pod that is not being deleted was on a working node when this was written: nothing to
+    // check (decided from the event alone). When its node fails, the node lifecycle controller marks
+    // it NotReady and taint eviction deletes it: each is another event, and that one is looked at.
+    if (!o.metadata.deletionTimestamp && condition(o, 'Ready')?.status === 'True') return [];
+    return [{ ...NODE, name: nodeName }];
   }
   return [];
 }

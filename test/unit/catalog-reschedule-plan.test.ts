@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { defaults, identityProblem, plan, type Observed, type PodFacts } from '../../functions/catalog-reschedule/plan.js';
+import { catalogReschedule } from '../../functions/catalog-reschedule/index.js';
 import { NO_POLICY, type Action, type Plan, type PlanContext } from '../../shared/core/types.js';
 import type { KubeObject } from '../../shared/kube/types.js';
 import {
@@ -275,5 +276,36 @@ describe('catalog-reschedule plan: properties', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('catalog-reschedule targets: what an event makes it look at', () => {
+  const pod = (o: { ready?: string; deleting?: boolean; label?: boolean; node?: string }): KubeObject =>
+    ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'cat-abcde', namespace: 'olm', uid: 'u', resourceVersion: '7', ...(o.label === false ? {} : { labels: { 'olm.catalogSource': 'cat' } }), ...(o.deleting ? { deletionTimestamp: '2026-11-22T10:00:00Z' } : {}) },
+      spec: o.node === undefined ? { nodeName: 'worker-1' } : o.node ? { nodeName: o.node } : {},
+      status: o.ready ? { conditions: [{ type: 'Ready', status: o.ready }] } : {},
+    }) as KubeObject;
+  const targetsOf = (obj: KubeObject | undefined, verb: 'add' | 'update' | 'delete' = 'update') =>
+    catalogReschedule.targets({ kind: 'resource', verb, mode: 'resource', ref: { apiVersion: 'v1', kind: 'Pod', namespace: 'olm', name: 'cat-abcde' }, ...(obj ? { object: obj } : {}), meta: { id: 'x', source: 't', type: 't' } } as never);
+  const node = [{ apiVersion: 'v1', kind: 'Node', name: 'worker-1' }];
+
+  it.each([
+    ['a Ready catalog pod (its node worked when this was written)', pod({ ready: 'True' }), []],
+    ['a catalog pod marked NotReady (the node lifecycle controller)', pod({ ready: 'False' }), node],
+    ['a catalog pod with no Ready condition', pod({}), node],
+    ['a Ready catalog pod being deleted (taint eviction)', pod({ ready: 'True', deleting: true }), node],
+    ['an unlabelled pod', pod({ ready: 'False', label: false }), []],
+    ['an unscheduled catalog pod', pod({ ready: 'False', node: '' }), []],
+  ])('%s', (_what, obj, want) => {
+    expect(targetsOf(obj)).toEqual(want);
+  });
+
+  it('a Reference-mode event (no object) is looked up; a delete is not looked at; Node events are not declared', () => {
+    expect(targetsOf(undefined)).toEqual([{ apiVersion: 'v1', kind: 'Pod', namespace: 'olm', name: 'cat-abcde' }]);
+    expect(targetsOf(pod({ ready: 'False' }), 'delete')).toEqual([]);
+    expect(catalogReschedule.kinds).toEqual(['v1/Pod']);
   });
 });
