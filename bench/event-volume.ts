@@ -72,6 +72,9 @@ async function run(ctx: BenchContext): Promise<BenchResult> {
       after: shipped,
       'no-job': variant((rs) => rs.filter((r) => r.kind !== 'Job')),
     };
+    // "before" watched Nodes: its identity could too (the shipped source's role no longer can).
+    await kube.create({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'bench-source-nodes' }, rules: [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] }] } as unknown as KubeObject, { dryRun: false });
+    await kube.create({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'bench-source-nodes' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'bench-source-nodes' }, subjects: [{ kind: 'ServiceAccount', name: 'olm-medic-source', namespace: 'olm-medic' }] } as unknown as KubeObject, { dryRun: false });
     const sinks: Record<string, { url: string; events: Attrs[] }> = {};
     for (const [name, source] of Object.entries(sources)) {
       sinks[name] = await sink(td);
