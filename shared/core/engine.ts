@@ -31,7 +31,8 @@ export interface EngineDeps {
 }
 
 export interface Engine {
-  handle(trigger: Trigger): Promise<Outcome[]>;
+  /** `only`: run just these functions' part of a resource event (admission runs each function apart). */
+  handle(trigger: Trigger, only?: readonly string[]): Promise<Outcome[]>;
   /** Whether any function handles events about this kind (decided before reading a body). */
   wants(apiVersion: string, kind: string): boolean;
   reconcile(fn: AnyFunction, ref: Ref): Promise<Outcome>;
@@ -145,14 +146,16 @@ export function createEngine(deps: EngineDeps): Engine {
     return { function: fn, target, status: 'failed', reason: msg };
   }
 
-  async function handleResource(t: ResourceTrigger): Promise<Outcome[]> {
+  async function handleResource(t: ResourceTrigger, only?: readonly string[]): Promise<Outcome[]> {
     if (!kinds.has(`${t.ref.apiVersion}/${t.ref.kind}`)) return [{ status: 'ignored', reason: `no function handles ${t.ref.kind} events` }];
     const rv = t.object?.metadata.resourceVersion;
     // A fixed-size key: uid and resourceVersion come from the event body, unbounded (bytes, not just entries, stay bounded).
-    const dedupKey = rv ? createHash('sha256').update(`${t.verb}|${refString(t.ref)}|${String(t.object?.metadata.uid)}|${String(rv)}`).digest('base64') : undefined;
+    // A part of an event (some functions) is a duplicate only of the same part.
+    const part = only ? `|${[...only].sort().join(',')}` : '';
+    const dedupKey = rv ? createHash('sha256').update(`${t.verb}|${refString(t.ref)}|${String(t.object?.metadata.uid)}|${String(rv)}${part}`).digest('base64') : undefined;
     if (dedupKey && seen.has(dedupKey)) return [{ status: 'ignored', reason: 'duplicate of an event already handled' }];
     const work: Promise<Outcome>[] = [];
-    for (const fn of functions) {
+    for (const fn of only ? functions.filter((f) => only.includes(f.name)) : functions) {
       for (const ref of fn.targets(t)) work.push(reconcile(fn, ref));
     }
     if (work.length === 0) return [{ status: 'ignored', reason: `no function handles ${t.ref.kind} ${t.verb}` }];
@@ -180,8 +183,8 @@ export function createEngine(deps: EngineDeps): Engine {
   return {
     reconcile,
     wants: (apiVersion, kind) => kinds.has(`${apiVersion}/${kind}`),
-    async handle(trigger) {
-      if (trigger.kind === 'resource') return handleResource(trigger);
+    async handle(trigger, only) {
+      if (trigger.kind === 'resource') return handleResource(trigger, only);
       if (trigger.kind === 'sweep') return handleSweep(trigger);
       return [{ status: 'ignored', reason: `event type ${trigger.meta.type} is not handled` }];
     },

@@ -7,7 +7,9 @@
  *     that are RUNNING (not waiting) queues one run behind it: it may carry news the running
  *     observation missed. At most one running + one waiting run per key set.
  *   - bounded concurrency per function: at most `maxInFlight` runs per function at once; the
- *     rest wait in order, up to `maxQueued` per function.
+ *     rest wait in order, up to `maxQueued` per function. Each function's part of an event is
+ *     admitted on its own: one function's backlog (thousands of healthy Subscriptions to verify)
+ *     never makes another function's fix for the same event wait, nor answers it 429.
  *   - back-pressure: beyond that the event is answered `rate-limited` (HTTP 429 + Retry-After)
  *     before the apiserver sees the load; the Broker redelivers it later.
  * Sweeps and events no function targets pass straight through.
@@ -74,11 +76,10 @@ export function withAdmission(engine: Engine, o: AdmissionOptions): AdmittedEngi
   const keys = new Map<string, KeyState>();
   const stats: AdmissionStats = { ran: 0, coalesced: 0, rejected: 0 };
 
-  /** Function names and the coalescing key of a resource event, or undefined (pass through). */
-  function classify(t: Trigger): { fns: string[]; key: string } | undefined {
+  /** Each targeting function's name and coalescing key (its targets), or undefined (pass through). */
+  function classify(t: Trigger): { fn: string; key: string }[] | undefined {
     if (t.kind !== 'resource' || !engine.wants(t.ref.apiVersion, t.ref.kind)) return undefined;
-    const fns: string[] = [];
-    const parts: string[] = [];
+    const parts: { fn: string; key: string }[] = [];
     for (const f of o.functions) {
       let refs;
       try {
@@ -87,59 +88,62 @@ export function withAdmission(engine: Engine, o: AdmissionOptions): AdmittedEngi
         return undefined; // the engine reports it
       }
       if (refs.length === 0) continue;
-      fns.push(f.name);
-      for (const r of refs) parts.push(`${f.name}|${refString(r)}`);
+      parts.push({ fn: f.name, key: refs.map((r) => `${f.name}|${refString(r)}`).sort().join('\n') });
     }
-    if (fns.length === 0) return undefined;
-    return { fns, key: parts.sort().join('\n') };
+    return parts.length ? parts : undefined;
   }
 
-  async function run(t: Trigger, fns: string[], started: () => void): Promise<Outcome[]> {
-    const held = fns.map((n) => slots.get(n)!);
-    // Fixed order (functions' order), so two runs never wait on each other's slots crosswise.
-    for (const s of held) await s.acquire();
+  async function run(t: Trigger, fn: string, started: () => void): Promise<Outcome[]> {
+    const slot = slots.get(fn)!;
+    await slot.acquire();
     started();
     try {
       stats.ran++;
-      return await engine.handle(t);
+      return await engine.handle(t, [fn]);
     } finally {
-      for (const s of held) s.release();
+      slot.release();
     }
   }
 
-  function handle(t: Trigger): Promise<Outcome[]> {
-    const c = classify(t);
-    if (!c) return engine.handle(t);
-    const state = keys.get(c.key) ?? {};
+  /** One function's part of an event: coalesced with a waiting run of the same targets, queued, or 429. */
+  function admit(t: Trigger, fn: string, key: string): Promise<Outcome[]> {
+    const state = keys.get(key) ?? {};
     if (state.waiting) {
       stats.coalesced++;
       return state.waiting;
     }
-    const full = c.fns.find((n) => slots.get(n)!.admitted >= o.maxInFlight + o.maxQueued);
-    if (full) {
+    const slot = slots.get(fn)!;
+    if (slot.admitted >= o.maxInFlight + o.maxQueued) {
       stats.rejected++;
-      return Promise.resolve([{ function: full, status: 'rate-limited', reason: `busy: ${o.maxInFlight} running and ${o.maxQueued} waiting for ${full}; retry later`, requeueAfterSeconds: o.retryAfterSeconds }]);
+      return Promise.resolve([{ function: fn, status: 'rate-limited', reason: `busy: ${o.maxInFlight} running and ${o.maxQueued} waiting for ${fn}; retry later`, requeueAfterSeconds: o.retryAfterSeconds }]);
     }
     const before = state.running;
     const p: Promise<Outcome[]> = (before ? before.catch(() => undefined) : Promise.resolve()).then(() =>
-      run(t, c.fns, () => {
+      run(t, fn, () => {
         // Observing starts now: later events for these keys must queue a new run behind this one.
-        const s = keys.get(c.key)!;
+        const s = keys.get(key)!;
         if (s.waiting === p) s.waiting = undefined;
         s.running = p;
       }),
     );
     state.waiting = p;
-    keys.set(c.key, state);
-    for (const n of c.fns) slots.get(n)!.admitted++;
+    keys.set(key, state);
+    slot.admitted++;
     const done = (): void => {
-      for (const n of c.fns) slots.get(n)!.admitted--;
-      const s = keys.get(c.key);
+      slot.admitted--;
+      const s = keys.get(key);
       if (s && s.running === p) s.running = undefined;
-      if (s && !s.running && !s.waiting) keys.delete(c.key);
+      if (s && !s.running && !s.waiting) keys.delete(key);
     };
     p.then(done, done);
     return p;
+  }
+
+  async function handle(t: Trigger): Promise<Outcome[]> {
+    const parts = classify(t);
+    if (!parts) return engine.handle(t);
+    if (parts.length === 1) return admit(t, parts[0]!.fn, parts[0]!.key);
+    return (await Promise.all(parts.map((x) => admit(t, x.fn, x.key)))).flat();
   }
 
   return {

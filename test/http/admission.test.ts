@@ -24,12 +24,14 @@ const ev = (kind: string, name: string, rv = '1'): Trigger => ({
 /** An engine whose handle() waits until the test releases it; records what ran. */
 function gatedEngine() {
   const started: string[] = [];
+  const parts: string[] = [];
   const gates: (() => void)[] = [];
   let running = 0;
   let maxRunning = 0;
   const engine: Engine = {
-    async handle(t: Trigger): Promise<Outcome[]> {
+    async handle(t: Trigger, only?: readonly string[]): Promise<Outcome[]> {
       started.push(t.meta.id);
+      parts.push(`${t.meta.id}:${only?.join(',') ?? '*'}`);
       running++;
       maxRunning = Math.max(maxRunning, running);
       await new Promise<void>((r) => gates.push(r));
@@ -44,7 +46,7 @@ function gatedEngine() {
     while (gates.length) gates.shift()!();
     await new Promise((r) => setTimeout(r, 0));
   };
-  return { engine, started, releaseAll, get maxRunning() { return maxRunning; }, get gates() { return gates.length; } };
+  return { engine, started, parts, releaseAll, get maxRunning() { return maxRunning; }, get gates() { return gates.length; } };
 }
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
@@ -117,5 +119,27 @@ describe('admission', () => {
     await g.releaseAll();
     await Promise.all([busy, quiet, other, sweep]);
     expect(a.stats.rejected).toBe(0);
+  });
+  it("one function's backlog never holds back another function's part of the same event (nor gets it a 429)", async () => {
+    const g = gatedEngine();
+    const verify = fn('verify', 'Job'); // targets every Job (like ownerref-repair every installed Subscription)
+    const fix = { name: 'fix', kinds: ['v1/Job'], targets: (t: ResourceTrigger) => (t.ref.name.startsWith('stuck') ? [t.ref] : []) } as unknown as AnyFunction;
+    const a = withAdmission(g.engine, { functions: [verify, fix], maxInFlight: 1, maxQueued: 1, retryAfterSeconds: 3 });
+    const backlog = [a.handle(ev('Job', 'ok-0')), a.handle(ev('Job', 'ok-1'))]; // verify: one running, one waiting: full
+    await tick();
+    const stuck = a.handle(ev('Job', 'stuck-7'));
+    await tick();
+    // fix's part started at once, alone; verify's part was answered rate-limited without waiting.
+    expect(g.parts).toEqual(['ok-0-1:verify', 'stuck-7-1:fix']);
+    await g.releaseAll();
+    await g.releaseAll();
+    const outcomes = await stuck;
+    expect(outcomes).toEqual(expect.arrayContaining([
+      expect.objectContaining({ function: 'verify', status: 'rate-limited', requeueAfterSeconds: 3 }),
+      expect.objectContaining({ status: 'noop', reason: 'handled stuck-7-1' }),
+    ]));
+    await g.releaseAll();
+    await Promise.all(backlog);
+    expect(a.stats).toEqual({ ran: 3, coalesced: 0, rejected: 1 });
   });
 });
