@@ -116,7 +116,10 @@ export const bench: Benchmark = {
       const subsB = await subscriptionsOf(admin, setB);
 
       const port = await freePort();
-      medic = spawnNode(serverEntry(), { env: { PORT: String(port), KUBECONFIG: cp.user(USER).kubeconfig, LOG_LEVEL: 'warn' }, logFile: join(scratch.dir, 'medic.log') });
+      // The action budget (default 30 per 60 s, a blast-radius limit) would by design hold back 20
+      // stuck Subscriptions' heals (a Job delete and a nudge each) for a window: a cluster that expects
+      // bursts of this size raises it, and so does this benchmark (both sets: 2 x 20 heals).
+      medic = spawnNode(serverEntry(), { env: { PORT: String(port), KUBECONFIG: cp.user(USER).kubeconfig, LOG_LEVEL: 'warn', MAX_ACTIONS_PER_WINDOW: String(Math.max(30, 5 * stuckCount * 2)) }, logFile: join(scratch.dir, 'medic.log') });
       await postUntilAnswered(port, apiServerEvent('update', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'hello', namespace: 'default' } }), { pollMs: 20, alive: medic.running, what: 'olm-medic' });
       pool = new Pool(`http://127.0.0.1:${port}`, { connections: BROKER_PARALLELISM, pipelining: 1 });
       const p = pool;
@@ -207,7 +210,7 @@ export const bench: Benchmark = {
           { name: '5xx answers and failed connections during the burst', value: fivexx + connectionErrors, target: '== 0', pass: fivexx + connectionErrors === 0 },
         ],
         notes: [
-          `Twin sets on one real control plane, each ${healthy} installed Subscriptions (owning their InstallPlan, installPlanRef set, AtLatestKnown) + ${stuckCount} "stale unpack Job blocks a second install" situations (2 Subscriptions each, one stuck on BundleUnpackFailed); olm-medic = npm start's command with KUBECONFIG of ${USER}, LOG_LEVEL=warn.`,
+          `Twin sets on one real control plane, each ${healthy} installed Subscriptions (owning their InstallPlan, installPlanRef set, AtLatestKnown) + ${stuckCount} "stale unpack Job blocks a second install" situations (2 Subscriptions each, one stuck on BundleUnpackFailed); olm-medic = npm start's command with KUBECONFIG of ${USER}, LOG_LEVEL=warn, MAX_ACTIONS_PER_WINDOW=${Math.max(30, 5 * stuckCount * 2)} (the default, 30 per 60 s, would hold back ${2 * stuckCount} heals by design).`,
           `Baseline (set A): one update event per Subscription, ${BASELINE_PARALLELISM} at a time, never two for one object — the requests the work needs when nothing overlaps (${baselineRequests}). Burst (set B): one update event per Subscription plus a tenth delivered twice, ${events.length} in all, shuffled, from ${BROKER_PARALLELISM} concurrent Broker-like deliveries (429/5xx redelivered after Retry-After); apiserver requests counted from the audit log from the burst start until 2 s after the last answer.`,
           'Installed Subscriptions carry an installPlanRef, so ownerref-repair reads that InstallPlan for each (not decidable from the event); the stuck ones go to job-conflict.',
         ],

@@ -173,6 +173,26 @@ describe('ownerref-repair: the new InstallPlan misses the new Subscription as ow
     expect(await send(runtime(), 'update', ip2!)).toEqual([expect.objectContaining({ status: 'noop' })]);
   });
 
+  it("a Subscription's event whose own part holds costs two reads (itself, its plan), never a list of the namespace; one whose part is missing lists it and repairs", async () => {
+    const w = await world();
+    const [sub2] = w.subs as [KubeObject];
+    const rt = runtime();
+    const reads = (from: number) =>
+      c.audit().slice(from).filter((e) => e.objectRef?.namespace === w.ns && (e.verb === 'get' || e.verb === 'list')).map((e) => `${e.verb} ${e.objectRef?.resource}${e.objectRef?.name ? `/${e.objectRef.name}` : ''}`);
+    let mark = c.audit().length;
+    // etcd owns its plan: settled from the two objects its own part rests on.
+    expect(await send(rt, 'update', w.sub1)).toEqual([expect.objectContaining({ status: 'noop' })]);
+    expect(reads(mark)).toEqual([`get subscriptions/${w.sub1.metadata.name}`, `get installplans/${w.ip1.metadata.name}`]);
+    mark = c.audit().length;
+    // prometheus is missing from its plan: the namespace's Subscriptions are read and the plan repaired.
+    expect(await send(rt, 'update', sub2)).toEqual([expect.objectContaining({ status: 'acted' })]);
+    expect(reads(mark).slice(0, 3)).toEqual([`get subscriptions/${sub2.metadata.name}`, `get installplans/${w.ip2.metadata.name}`, 'list subscriptions']);
+    mark = c.audit().length;
+    // Its next event (a catalog update touching its status) is settled by two reads again.
+    expect(await send(rt, 'update', { ...sub2, metadata: { ...sub2.metadata, resourceVersion: `${sub2.metadata.resourceVersion}0` } })).toEqual([expect.objectContaining({ status: 'noop' })]);
+    expect(reads(mark)).toEqual([`get subscriptions/${sub2.metadata.name}`, `get installplans/${w.ip2.metadata.name}`]);
+  });
+
   it('garbage collection then works as OLM intends: deleting etcd keeps the plan prometheus needs; deleting both collects it', async () => {
     const w = await world();
     const [sub2] = w.subs as [KubeObject];
