@@ -19,6 +19,8 @@ export interface Runtime {
   engine: Engine;
   metrics: Metrics;
   log: Logger;
+  /** The functions the engine runs (see activeFunctions). */
+  functions: AnyFunction[];
 }
 
 export interface RuntimeOverrides {
@@ -62,9 +64,7 @@ export function createRuntime(config: Config, functions: AnyFunction[], o: Runti
     budget: new ActionBudget(config.maxActionsPerWindow, config.windowSeconds * 1000, () => now().getTime()),
     onAction: (fn, action, result) => metrics.actions.inc({ function: fn, verb: action.verb, kind: action.target.kind, result }),
   });
-  // A disabled function still runs its `whenDisabled` variant (if any), which only undoes
-  // olm-medic's own marks: disabling finalizer-cleanup must not strand its CSV finalizers.
-  const enabled = functions.flatMap((f) => (config.enabledFunctions.includes(f.name) ? [f] : f.whenDisabled ? [f.whenDisabled] : []));
+  const enabled = activeFunctions(functions, config.enabledFunctions);
   const engine = createEngine({
     functions: enabled,
     options: config.functionOptions,
@@ -78,5 +78,14 @@ export function createRuntime(config: Config, functions: AnyFunction[], o: Runti
     followUps: 3,
     onPlan: (fn, decision) => metrics.plans.inc({ function: fn, decision }),
   });
-  return { config, kube, engine, metrics, log };
+  return { config, kube, engine, metrics, log, functions: enabled };
+}
+
+/**
+ * The functions the engine runs: the enabled ones, and for a disabled one its `whenDisabled`
+ * variant (if any), which only undoes olm-medic's own marks: disabling finalizer-cleanup must not
+ * strand its CSV finalizers.
+ */
+export function activeFunctions(functions: readonly AnyFunction[], enabledNames: readonly string[]): AnyFunction[] {
+  return functions.flatMap((f) => (enabledNames.includes(f.name) ? [f] : f.whenDisabled ? [f.whenDisabled] : []));
 }

@@ -41,12 +41,9 @@ export function serve(functions: AnyFunction[], env: Record<string, string | und
     process.stderr.write(`olm-medic: cannot load Kubernetes credentials: ${e instanceof Error ? e.message : e}\n`);
     process.exit(2);
   }
-  const { engine, metrics, log } = rt;
+  // `active`: the functions the engine runs (wiring's choice): the front door asks exactly these for targets.
+  const { engine, metrics, log, functions: active } = rt;
   const bodyLimitBytes = config.bodyLimitBytes;
-  // The functions the engine runs, chosen as createRuntime chooses them (a disabled function's
-  // `whenDisabled` variant still runs): the front door must ask exactly these for targets.
-  const enabled = new Set(config.enabledFunctions);
-  const active = functions.flatMap((f) => (enabled.has(f.name) ? [f] : f.whenDisabled ? [f.whenDisabled] : []));
   // Events that reach the engine: coalesced per target, bounded per function, 429 past the queue.
   const admitted = withAdmission(engine, { functions: active, ...ADMISSION });
   const dispatch = createDispatch({
