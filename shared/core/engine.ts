@@ -35,6 +35,8 @@ export interface Engine {
   handle(trigger: Trigger, only?: readonly string[]): Promise<Outcome[]>;
   /** Whether any function handles events about this kind (decided before reading a body). */
   wants(apiVersion: string, kind: string): boolean;
+  /** Whether handle(trigger, only) would answer "duplicate of an event already handled" now. */
+  isDuplicate(trigger: Trigger, only?: readonly string[]): boolean;
   reconcile(fn: AnyFunction, ref: Ref): Promise<Outcome>;
   /** Stops pending requeue timers (shutdown, tests). */
   close(): void;
@@ -146,13 +148,19 @@ export function createEngine(deps: EngineDeps): Engine {
     return { function: fn, target, status: 'failed', reason: msg };
   }
 
-  async function handleResource(t: ResourceTrigger, only?: readonly string[]): Promise<Outcome[]> {
-    if (!kinds.has(`${t.ref.apiVersion}/${t.ref.kind}`)) return [{ status: 'ignored', reason: `no function handles ${t.ref.kind} events` }];
+  /** The duplicate key of an event (or of the part of it `only` names), if it carries a resourceVersion. */
+  function dedupKeyOf(t: ResourceTrigger, only?: readonly string[]): string | undefined {
     const rv = t.object?.metadata.resourceVersion;
+    if (!rv) return undefined;
     // A fixed-size key: uid and resourceVersion come from the event body, unbounded (bytes, not just entries, stay bounded).
     // A part of an event (some functions) is a duplicate only of the same part.
     const part = only ? `|${[...only].sort().join(',')}` : '';
-    const dedupKey = rv ? createHash('sha256').update(`${t.verb}|${refString(t.ref)}|${String(t.object?.metadata.uid)}|${String(rv)}${part}`).digest('base64') : undefined;
+    return createHash('sha256').update(`${t.verb}|${refString(t.ref)}|${String(t.object?.metadata.uid)}|${String(rv)}${part}`).digest('base64');
+  }
+
+  async function handleResource(t: ResourceTrigger, only?: readonly string[]): Promise<Outcome[]> {
+    if (!kinds.has(`${t.ref.apiVersion}/${t.ref.kind}`)) return [{ status: 'ignored', reason: `no function handles ${t.ref.kind} events` }];
+    const dedupKey = dedupKeyOf(t, only);
     if (dedupKey && seen.has(dedupKey)) return [{ status: 'ignored', reason: 'duplicate of an event already handled' }];
     const work: Promise<Outcome>[] = [];
     for (const fn of only ? functions.filter((f) => only.includes(f.name)) : functions) {
@@ -183,6 +191,11 @@ export function createEngine(deps: EngineDeps): Engine {
   return {
     reconcile,
     wants: (apiVersion, kind) => kinds.has(`${apiVersion}/${kind}`),
+    isDuplicate(trigger, only) {
+      if (trigger.kind !== 'resource') return false;
+      const key = dedupKeyOf(trigger, only);
+      return key !== undefined && seen.has(key);
+    },
     async handle(trigger, only) {
       if (trigger.kind === 'resource') return handleResource(trigger, only);
       if (trigger.kind === 'sweep') return handleSweep(trigger);

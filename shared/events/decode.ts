@@ -98,6 +98,7 @@ function decodeApiServer(event: CloudEvent<unknown>, meta: EventMeta, mode: Reso
     if (missing.length) throw new BadRequest(400, `${event.type} data is not a Kubernetes object: missing ${missing.join(', ')}`);
     const object = obj as KubeObject;
     checkMetadata(event.type, object.metadata as unknown as Record<string, unknown>);
+    checkStatus(event.type, (object as { status?: unknown }).status);
     const ref = withNamespace({ apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name }, object.metadata.namespace);
     checkRef(event.type, ref, 'data.metadata.');
     checkExtensions(event, ref);
@@ -152,6 +153,16 @@ function checkMetadata(type: string, md: Record<string, unknown>): void {
     const ok = Array.isArray(md.ownerReferences) && md.ownerReferences.every((o) => typeof o === 'object' && o !== null && ['apiVersion', 'kind', 'name', 'uid'].every((k) => typeof (o as Record<string, unknown>)[k] === 'string'));
     if (!ok) bad('ownerReferences', 'a list of owner references (apiVersion, kind, name, uid strings)');
   }
+}
+
+/** status.conditions, which the functions read, is a list of objects (else 400; a CSV's entries carry phase, not type). */
+function checkStatus(type: string, status: unknown): void {
+  if (status === undefined || status === null) return;
+  if (typeof status !== 'object' || Array.isArray(status)) throw new BadRequest(400, `${type} data.status must be an object`);
+  const conditions = (status as { conditions?: unknown }).conditions;
+  if (conditions === undefined || conditions === null) return;
+  const ok = Array.isArray(conditions) && conditions.every((c) => typeof c === 'object' && c !== null && !Array.isArray(c));
+  if (!ok) throw new BadRequest(400, `${type} data.status.conditions must be a list of condition objects`);
 }
 
 function decodeSweep(event: CloudEvent<unknown>, meta: EventMeta): SweepTrigger {

@@ -69,6 +69,8 @@ class Slots {
 interface KeyState {
   running?: Promise<Outcome[]>;
   waiting?: Promise<Outcome[]>;
+  /** The events that share the waiting run, oldest first. */
+  joined?: Trigger[];
 }
 
 export function withAdmission(engine: Engine, o: AdmissionOptions): AdmittedEngine {
@@ -93,13 +95,17 @@ export function withAdmission(engine: Engine, o: AdmissionOptions): AdmittedEngi
     return parts.length ? parts : undefined;
   }
 
-  async function run(t: Trigger, fn: string, started: () => void): Promise<Outcome[]> {
+  async function run(joined: Trigger[], fn: string, started: () => void): Promise<Outcome[]> {
     const slot = slots.get(fn)!;
     await slot.acquire();
     started();
     try {
       stats.ran++;
-      return await engine.handle(t, [fn]);
+      // The run answers every event that joined it, so it must look at the cluster unless ALL of them
+      // were already handled: a redelivered copy that waited here must not turn a new event that
+      // joined it into "duplicate" (that event would be answered 2xx and never looked at).
+      const fresh = joined.find((t) => !engine.isDuplicate(t, [fn]));
+      return await engine.handle(fresh ?? joined[0]!, [fn]);
     } finally {
       slot.release();
     }
@@ -110,6 +116,7 @@ export function withAdmission(engine: Engine, o: AdmissionOptions): AdmittedEngi
     const state = keys.get(key) ?? {};
     if (state.waiting) {
       stats.coalesced++;
+      state.joined!.push(t);
       return state.waiting;
     }
     const slot = slots.get(fn)!;
@@ -118,15 +125,20 @@ export function withAdmission(engine: Engine, o: AdmissionOptions): AdmittedEngi
       return Promise.resolve([{ function: fn, status: 'rate-limited', reason: `busy: ${o.maxInFlight} running and ${o.maxQueued} waiting for ${fn}; retry later`, requeueAfterSeconds: o.retryAfterSeconds }]);
     }
     const before = state.running;
+    const joined = [t];
     const p: Promise<Outcome[]> = (before ? before.catch(() => undefined) : Promise.resolve()).then(() =>
-      run(t, fn, () => {
+      run(joined, fn, () => {
         // Observing starts now: later events for these keys must queue a new run behind this one.
         const s = keys.get(key)!;
-        if (s.waiting === p) s.waiting = undefined;
+        if (s.waiting === p) {
+          s.waiting = undefined;
+          s.joined = undefined;
+        }
         s.running = p;
       }),
     );
     state.waiting = p;
+    state.joined = joined;
     keys.set(key, state);
     slot.admitted++;
     const done = (): void => {
@@ -149,6 +161,7 @@ export function withAdmission(engine: Engine, o: AdmissionOptions): AdmittedEngi
   return {
     handle,
     wants: (a, k) => engine.wants(a, k),
+    isDuplicate: (t, only) => engine.isDuplicate(t, only),
     reconcile: (fn, ref) => engine.reconcile(fn, ref),
     close: () => engine.close(),
     stats,

@@ -31,7 +31,8 @@ export function jobBelongsToConfigMap(jobName: string, cmName: string): boolean 
 
 export function conditions(obj: KubeObject | undefined): Condition[] {
   const st = obj?.status as { conditions?: Condition[] } | undefined;
-  return Array.isArray(st?.conditions) ? st!.conditions! : [];
+  // Objects read from the API always carry well-formed conditions; anything else is skipped, never a crash.
+  return Array.isArray(st?.conditions) ? st!.conditions!.filter((c) => typeof c === 'object' && c !== null) : [];
 }
 
 export function condition(obj: KubeObject | undefined, type: string): Condition | undefined {

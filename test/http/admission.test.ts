@@ -39,6 +39,7 @@ function gatedEngine() {
       return [{ status: 'noop', reason: `handled ${t.meta.id}` }];
     },
     wants: (_a, k) => k === 'Job' || k === 'Node',
+    isDuplicate: () => false,
     reconcile: async () => ({ status: 'noop', reason: '' }),
     close: () => {},
   };

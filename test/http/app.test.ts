@@ -27,6 +27,9 @@ class StubEngine implements Engine {
   wants(apiVersion: string, kind: string): boolean {
     return !this.unwanted.has(`${apiVersion}/${kind}`);
   }
+  isDuplicate(): boolean {
+    return false;
+  }
   close(): void {}
 }
 
