@@ -150,15 +150,6 @@ const CASES: Case[] = [
       `the pod's CatalogSource (live uid must match the controller ownerRef) 1; write: force-delete with uid+rv preconditions 1; ${EVENTS_RULE} 1 = 5`,
   },
   {
-    fn: 'catalog-reschedule',
-    via: 'Node update (NotReady)',
-    seed: S.stuckCatalogPod,
-    pick: async (c) => ({ verb: 'update', obj: await must(c.admin, { apiVersion: 'v1', kind: 'Node', name: `worker-${c.id}` }) }),
-    healed: (c) => c.situation.healed(),
-    minimum: { 'get nodes': 1, 'list pods (all namespaces)': 1, 'get catalogsources': 1, 'delete pods': 1, 'create events': 1 },
-    why: `reads: the node 1, the catalog pods on it 1, their CatalogSource 1; write: force-delete 1; ${EVENTS_RULE} 1 = 5`,
-  },
-  {
     fn: 'finalizer-cleanup',
     via: 'CSV add (no cleanup finalizer: add ours)',
     seed: S.csvDeletedWhileDown,

@@ -58,7 +58,8 @@ export const bench: Benchmark = {
       const tAdapter = performance.now();
       for (let i = 0; (await received()) === 0; i++) {
         if (adapter.proc.exitCode !== null || i > 100) throw new Error(`the adapter delivered no events:\n${adapter.output().slice(-3000)}`);
-        await admin.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: `bench-canary-${i}` }, status: { conditions: [{ type: 'Ready', status: 'True' }] } } as never, { dryRun: false });
+        // A Job no function acts on (not an unpack-hash name): the shipped source watches Jobs, not Nodes.
+        await admin.create({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: `bench-canary-${i}`, namespace: 'default' }, spec: { template: { spec: { containers: [{ name: 'c', image: 'registry.invalid/canary' }], restartPolicy: 'Never' } } } } as never, { dryRun: false });
         await sleep(300);
       }
       metrics.adapterFirstEventSeconds = Number(((performance.now() - tAdapter) / 1000).toFixed(1));

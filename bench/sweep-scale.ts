@@ -6,7 +6,7 @@
  * a CatalogSource, its unpack ConfigMap, a Complete unpack Job and a catalog pod on a Ready node
  * (full: 10,000 namespaces / 50,000 objects; smoke: 200 / 1,000). Nothing needs repair, so the
  * sweep is pure overhead: its wall time and peak RSS are measured on the shipped CLI
- * (`node dist/cli.mjs sweep --dry-run -o json`, as the shipped function ServiceAccount), its
+ * (`bin/olm-medic.mjs sweep --dry-run -o json`, the shipped CLI, as the shipped function ServiceAccount), its
  * requests counted in the audit log. Baseline, run right after on the same data: one paginated
  * pass over exactly the lists the sweep walks (in-process, same identity, no per-target reads).
  */
@@ -152,7 +152,7 @@ async function runSweep(kubeconfig: string, timeoutMs: number): Promise<SweepRun
   const rssFile = join(tmpdir(), `olm-medic-bench-rss-${process.pid}-${Date.now()}`);
   const hook = `import{writeFileSync}from'node:fs';process.on('exit',()=>{try{writeFileSync(process.env.BENCH_RSS_FILE,String(process.resourceUsage().maxRSS))}catch{}});`;
   const t0 = performance.now();
-  const proc = spawn(process.execPath, [`--import=data:text/javascript,${encodeURIComponent(hook)}`, join(root, 'dist', 'cli.mjs'), 'sweep', '--dry-run', '-o', 'json'], {
+  const proc = spawn(process.execPath, [`--import=data:text/javascript,${encodeURIComponent(hook)}`, join(root, 'bin', 'olm-medic.mjs'), 'sweep', '--dry-run', '-o', 'json'], {
     env: { PATH: process.env.PATH ?? '', KUBECONFIG: kubeconfig, LOG_LEVEL: 'silent', BENCH_RSS_FILE: rssFile },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -233,7 +233,7 @@ export const bench: Benchmark = {
 
       await sleep(500);
       const from = st.audit.size();
-      ctx.log('running `node dist/cli.mjs sweep --dry-run -o json` as the shipped ServiceAccount');
+      ctx.log('running `bin/olm-medic.mjs sweep --dry-run -o json` as the shipped ServiceAccount');
       const run = await runSweep(st.fnKubeconfig, 15 * 60_000);
       await sleep(500);
       const entries = st.audit.read(from, SHIPPED_USER).entries;
@@ -244,7 +244,8 @@ export const bench: Benchmark = {
       try {
         parsed = JSON.parse(run.stdout);
       } catch {
-        notes.push(`sweep output was not JSON (exit ${run.exitCode}): ${run.stdout.slice(0, 300)} ${run.stderr.slice(0, 500)}`);
+        // Never a silent zero: a sweep that printed no result measured nothing.
+        throw new Error(`sweep output was not JSON (exit ${run.exitCode}): ${run.stdout.slice(0, 300)} ${run.stderr.slice(0, 500)}`);
       }
       metrics.sweepSeconds = Number(run.seconds.toFixed(2));
       metrics.sweepPeakRssMB = run.peakRssMB;
@@ -307,7 +308,7 @@ export const bench: Benchmark = {
       const jc = perFn['job-conflict'] ?? 0;
       notes.push(
         `Seeding (reported apart): ${s.namespaces} namespaces, ${s.objects} objects (${formatCounts(s.byKind)}), ${s.requests} requests incl. status patches, ${CONCURRENCY} in flight as admin, ${seedSeconds.toFixed(0)} s; control plane without kube-controller-manager.`,
-        `Sweep: shipped CLI (dist/cli.mjs, SWEEP_CONCURRENCY default 8, ${parsed.total ?? '?'} targets checked), exit ${run.exitCode}; ${entries.length} requests by ${SHIPPED_USER}: ${formatCounts(countBy(entries, requestKey))}. Per function: ${formatCounts(perFn)}. Phases: ${phases.join(', ')}.`,
+        `Sweep: shipped CLI (bin/olm-medic.mjs -> dist/cli.mjs, SWEEP_CONCURRENCY default 8, ${parsed.total ?? '?'} targets checked), exit ${run.exitCode}; ${entries.length} requests by ${SHIPPED_USER}: ${formatCounts(countBy(entries, requestKey))}. Per function: ${formatCounts(perFn)}. Phases: ${phases.join(', ')}.`,
         `Lists: ${lists.length} (${clusterLists.length} cluster-wide sweep pages, ${lists.length - clusterLists.length} per-target namespaced lists), limit= values: ${limits}; unpaginated: ${unpaginated.length}.`,
         `Per-target reads (N+1): ownerref-repair re-reads every InstallPlan a Subscription points at (GET) and lists its namespace's Subscriptions (${ip} requests for ${s.byKind.Subscription ?? 0} Subscriptions, although the sweep already listed every Subscription); ` +
           `job-conflict GETs every unpack Job it just listed and its ConfigMap (${jc} requests for ${s.byKind.Job ?? 0} Jobs); catalog-reschedule reads each distinct node once; finalizer-cleanup decides from the lists alone.`,
