@@ -520,9 +520,10 @@ describe('finalizer-cleanup B: uninstall leftovers', () => {
     expect(await c.get(secretRef)).toBeDefined();
     expect(await live(l.operator)).toBeDefined();
     expect(c.audit().filter((e) => e.objectRef?.resource === 'secrets')).toEqual([]); // not even a read
-    const warning = (await clusterEvents(l.opName)).find((e) => e.reason === 'UninstallSecretsKept');
-    expect(warning?.type).toBe('Warning');
-    expect(warning?.note).toContain(`${ns}/${PKG}-webhook-cert`);
+    // Written by the Operator's next look once only the Secret is left (a follow-up or the requeue timer).
+    const warning = await eventually(async () => (await clusterEvents(l.opName)).find((e) => e.reason === 'UninstallSecretsKept'), 'the UninstallSecretsKept Warning', 30_000);
+    expect(warning.type).toBe('Warning');
+    expect(warning.note).toContain(`${ns}/${PKG}-webhook-cert`);
   });
 
   it('twin: a ref that no longer carries the component label is kept', async () => {
