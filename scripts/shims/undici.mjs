@@ -1,8 +1,9 @@
 // Build-time stand-in for `undici` in the server bundle (scripts/build.mjs aliases it; undici
 // itself is bundled apart into dist/undici.cjs): the same names, but undici's 1.3 MB of CommonJS
-// is read and evaluated on first use — the first apiserver request, or the background warm-up
-// after the first answer — not at every cold start. Only what the bundle uses is forwarded:
-// Agent and ProxyAgent (@kubernetes/client-node's KubeConfig) and fetch (shared/kube/client.ts).
+// is read and evaluated on first use only — in the server, the first apiserver request through a
+// proxy (shared/kube/client.ts reaches any other cluster over node:https): never, usually. Only
+// what the bundle uses is forwarded: Agent and ProxyAgent (@kubernetes/client-node's KubeConfig)
+// and fetch (shared/kube/client.ts).
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
@@ -29,8 +30,4 @@ export class ProxyAgent {
   constructor(...args) {
     return new (load().ProxyAgent)(...args);
   }
-}
-/** Loads undici now (serve.ts's warm-up after the first answer). */
-export function __warm() {
-  load();
 }

@@ -5,8 +5,9 @@
  * Start-up does what every answer needs — configuration, Kubernetes credentials and client, the
  * engine — and listens with the node:http front door (dispatch.ts). The express app and the
  * CloudEvents SDK's HTTP parsing (events the front door cannot settle alone) are loaded on first
- * use, or in the background right after the first answer, whichever comes first; in the bundle,
- * so is undici (scripts/shims/undici.mjs: loaded by the first apiserver request or that warm-up).
+ * use, or in the background right after the first answer, whichever comes first. undici is not
+ * loaded at all unless the cluster is reached through a proxy (kube/client.ts; in the bundle,
+ * scripts/shims/undici.mjs loads it on that first request).
  */
 import { createServer } from 'node:http';
 import { ConfigError, loadConfig } from '../core/config.js';
@@ -55,10 +56,9 @@ export function serve(functions: AnyFunction[], env: Record<string, string | und
     app: async () => (await import('./app.js')).createApp({ engine: admitted, metrics, log, bodyLimitBytes }),
     onFirstAnswer: () => void setTimeout(warm, 20).unref(),
   });
-  /** Loads in the background what start-up skipped: the app chunk and (in the bundle) undici. */
+  /** Loads in the background what start-up skipped: the app chunk. */
   function warm(): void {
     void dispatch.warm();
-    void import('undici').then((u) => (u as { __warm?: () => void }).__warm?.(), () => undefined);
   }
   const server = createServer({ keepAliveTimeout: 65_000 }, dispatch);
   server.listen(config.port, () => {
