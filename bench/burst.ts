@@ -21,7 +21,7 @@ import { createKube, loadKubeConfig } from '../shared/kube/client.js';
 import type { Kube, KubeObject } from '../shared/kube/types.js';
 import { percentile, type BenchContext, type BenchResult, type Benchmark } from './types.js';
 import { apiServerEvent, postUntilAnswered, type HttpEvent, type KubeObj } from './lib/events.js';
-import { scratchDir, serverEntry, sleep, spawnNode, type Child } from './lib/proc.js';
+import { scratchDir, serverEntry, sleep, spawnNode, type Child, serverEnv } from './lib/proc.js';
 
 const USER = 'bench-medic';
 const BROKER_PARALLELISM = 200;
@@ -119,7 +119,7 @@ export const bench: Benchmark = {
       // The action budget (default 30 per 60 s, a blast-radius limit) would by design hold back 20
       // stuck Subscriptions' heals (a Job delete and a nudge each) for a window: a cluster that expects
       // bursts of this size raises it, and so does this benchmark (both sets: 2 x 20 heals).
-      medic = spawnNode(serverEntry(), { env: { PORT: String(port), KUBECONFIG: cp.user(USER).kubeconfig, LOG_LEVEL: 'warn', MAX_ACTIONS_PER_WINDOW: String(Math.max(30, 5 * stuckCount * 2)) }, logFile: join(scratch.dir, 'medic.log') });
+      medic = spawnNode(serverEntry(), { env: { ...serverEnv(), PORT: String(port), KUBECONFIG: cp.user(USER).kubeconfig, LOG_LEVEL: 'warn', MAX_ACTIONS_PER_WINDOW: String(Math.max(30, 5 * stuckCount * 2)) }, logFile: join(scratch.dir, 'medic.log') });
       await postUntilAnswered(port, apiServerEvent('update', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'hello', namespace: 'default' } }), { pollMs: 20, alive: medic.running, what: 'olm-medic' });
       pool = new Pool(`http://127.0.0.1:${port}`, { connections: BROKER_PARALLELISM, pipelining: 1 });
       const p = pool;

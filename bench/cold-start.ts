@@ -15,7 +15,7 @@ import { freePort } from '../test/control-plane/control-plane.js';
 import { median, type BenchContext, type BenchResult, type Benchmark } from './types.js';
 import { apiServerEvent, dummyKubeconfig, postUntilAnswered, type HttpEvent } from './lib/events.js';
 import { readyCatalogPodUpdate } from './lib/payloads.js';
-import { fixturesDir, root, scratchDir, serverEntry, sleep, spawnNode } from './lib/proc.js';
+import { fixturesDir, root, scratchDir, serverEntry, sleep, spawnNode, serverEnv } from './lib/proc.js';
 
 type Subject = 'medic' | 'medicNoCache' | 'faas' | 'echo' | 'bare';
 
@@ -62,13 +62,13 @@ export const bench: Benchmark = {
         medic: {
           args: serverEntry(),
           cwd: root,
-          env: (port) => ({ PORT: String(port), KUBECONFIG: kubeconfig, LOG_LEVEL: 'info' }),
+          env: (port) => ({ ...serverEnv(), PORT: String(port), KUBECONFIG: kubeconfig, LOG_LEVEL: 'info' }),
         },
         // The same without the compile cache (information: what the cache is worth).
         medicNoCache: {
           args: serverEntry(),
           cwd: root,
-          env: (port) => ({ PORT: String(port), KUBECONFIG: kubeconfig, LOG_LEVEL: 'info', OLM_MEDIC_COMPILE_CACHE: 'off' }),
+          env: (port) => ({ ...serverEnv(), PORT: String(port), KUBECONFIG: kubeconfig, LOG_LEVEL: 'info', OLM_MEDIC_COMPILE_CACHE: 'off' }),
         },
         faas: {
           args: [join(root, 'node_modules', 'faas-js-runtime', 'bin', 'cli.js'), './index.js'],

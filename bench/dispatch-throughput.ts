@@ -23,7 +23,7 @@ import type { KubeObject } from '../shared/kube/types.js';
 import type { BenchContext, BenchResult, Benchmark } from './types.js';
 import { apiServerEvent, postUntilAnswered, realisticPod, type HttpEvent, type KubeObj } from './lib/events.js';
 import { copiedCsv, healthySubscription, nonOlmJob, readyCatalogPodUpdate } from './lib/payloads.js';
-import { fixturesDir, scratchDir, serverEntry, sleep, spawnNode, type Child } from './lib/proc.js';
+import { fixturesDir, scratchDir, serverEntry, sleep, spawnNode, type Child, serverEnv } from './lib/proc.js';
 
 const USER = 'bench-medic';
 type Server = 'medic' | 'echo' | 'bare';
@@ -86,7 +86,7 @@ export const bench: Benchmark = {
       writeFileSync(join(scratch.dir, 'events.json'), JSON.stringify(events, null, 2));
 
       const ports: Record<Server, number> = { medic: await freePort(), echo: await freePort(), bare: await freePort() };
-      const medic = spawnNode(serverEntry(), { env: { PORT: String(ports.medic), KUBECONFIG: kubeconfig, LOG_LEVEL: 'info' }, logFile: join(scratch.dir, 'medic.log') });
+      const medic = spawnNode(serverEntry(), { env: { ...serverEnv(), PORT: String(ports.medic), KUBECONFIG: kubeconfig, LOG_LEVEL: 'info' }, logFile: join(scratch.dir, 'medic.log') });
       const echo = spawnNode([join(fixturesDir, 'express-echo.mjs')], { env: { PORT: String(ports.echo) }, logFile: join(scratch.dir, 'echo.log') });
       const bare = spawnNode([join(fixturesDir, 'node-echo.mjs')], { env: { PORT: String(ports.bare) }, logFile: join(scratch.dir, 'bare.log') });
       children.push(medic, echo, bare);

@@ -12,7 +12,8 @@
  * (through the inspector, opened only then) tells a leak from garbage not yet collected.
  * Exploration knobs (never set by `npm run bench`): OLM_MEDIC_BENCH_MEMORY_EVENTS (count),
  * OLM_MEDIC_BENCH_SERVER_NODE_OPTIONS (extra server Node flags, e.g. --max-semi-space-size=8),
- * OLM_MEDIC_BENCH_MEMORY_NO_WANTED=1 (unwanted events only); each is named in the notes when used.
+ * OLM_MEDIC_BENCH_MEMORY_NO_WANTED=1 (unwanted events only), OLM_MEDIC_BENCH_SERVER_ENV (NAME=value,…
+ * over npm start's environment, e.g. MALLOC_ARENA_MAX=1); each is named in the notes when used.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,7 +25,7 @@ import type { KubeObject } from '../shared/kube/types.js';
 import type { BenchContext, BenchResult, Benchmark } from './types.js';
 import { apiServerEvent, postUntilAnswered, realisticPod, type HttpEvent, type KubeObj } from './lib/events.js';
 import { copiedCsv, nonOlmJob, readyCatalogPodUpdate } from './lib/payloads.js';
-import { rssBytes, scratchDir, serverEntry, sleep, spawnNode, type Child } from './lib/proc.js';
+import { rssBytes, scratchDir, serverEntry, serverEnv, sleep, spawnNode, type Child } from './lib/proc.js';
 
 const USER = 'bench-medic';
 const NS = 'bench-mem';
@@ -255,7 +256,9 @@ export const bench: Benchmark = {
       const nodeOptions = process.env.OLM_MEDIC_BENCH_SERVER_NODE_OPTIONS;
       // --inspect-port only chooses the port SIGUSR1 would open; the inspector stays off until the end.
       const inspectPort = await freePort();
-      const env: Record<string, string> = { PORT: String(port), KUBECONFIG: cp.user(USER).kubeconfig, LOG_LEVEL: 'info', NODE_OPTIONS: `--inspect-port=127.0.0.1:${inspectPort}${nodeOptions ? ` ${nodeOptions}` : ''}` };
+      // Exploration only: OLM_MEDIC_BENCH_SERVER_ENV=NAME=value,... overrides npm start's environment.
+      const extraEnv = Object.fromEntries((process.env.OLM_MEDIC_BENCH_SERVER_ENV ?? '').split(',').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+      const env: Record<string, string> = { ...serverEnv(), ...extraEnv, PORT: String(port), KUBECONFIG: cp.user(USER).kubeconfig, LOG_LEVEL: 'info', NODE_OPTIONS: `--inspect-port=127.0.0.1:${inspectPort}${nodeOptions ? ` ${nodeOptions}` : ''}` };
       medic = spawnNode(serverEntry(), { env, logFile: join(scratch.dir, 'medic.log') });
       const first = await postUntilAnswered(port, unwanted[0]!, { pollMs: 20, alive: medic.running, what: 'olm-medic' });
       if (first.status !== 200) throw new Error(`olm-medic answered ${first.status}: ${first.body}`);
@@ -376,8 +379,9 @@ export const bench: Benchmark = {
         ],
         notes: [
           ...(nodeOptions ? [`EXPLORATION RUN: server NODE_OPTIONS=${nodeOptions}`] : []),
+          ...(process.env.OLM_MEDIC_BENCH_SERVER_ENV ? [`EXPLORATION RUN: server environment ${process.env.OLM_MEDIC_BENCH_SERVER_ENV}`] : []),
           ...(withWanted ? [] : ['EXPLORATION RUN: no wanted events (OLM_MEDIC_BENCH_MEMORY_NO_WANTED)']),
-          `npm start's command (node --max-semi-space-size=2 --max-old-space-size=96 scripts/start.mjs -> dist/server.mjs) (LOG_LEVEL=info, KUBECONFIG of user ${USER}, system:masters) on a real control plane with OLM's CRDs; seeded ${SUBS.length} Subscriptions (no status) and ${NODES.length} Ready Nodes.`,
+          `npm start's command (${Object.entries(serverEnv()).map(([k, v]) => `${k}=${v} `).join('')}node ${serverEntry().slice(0, -1).join(' ')} scripts/start.mjs -> dist/server.mjs) (LOG_LEVEL=info, KUBECONFIG of user ${USER}, system:masters) on a real control plane with OLM's CRDs; seeded ${SUBS.length} Subscriptions (no status) and ${NODES.length} Ready Nodes.`,
           `Mix: 1 in 100 events is wanted — alternately a Subscription update without installPlanRef (job-conflict: get Subscription + list Jobs → noop) and a NotReady catalog-labelled Pod update on a Ready Node (catalog-reschedule: get Node → noop), each with a fresh resourceVersion; the other 99 need no action: they cycle through ${unwanted.filter(Boolean).length} distinct events (per 99: 40 unlabelled Pod updates ~4 KB incl. managedFields, 5 Pod add/delete, 15 CronJob Jobs, 14 ConfigMaps, 15 Ready catalog registry pod updates ~6 KB, 5 copied CSVs ~60 KB) plus 5 events each of a CloudEvent type never seen before (com.example.tenant<i>.changed, ${Math.round(total * 0.05).toLocaleString('en')} distinct types in the run).`,
           `Load: undici Pool, ${concurrency} keep-alive connections, paced at ${rate} events/s offered (achieved ${Math.round(total / elapsed)}/s) from the runner process; VmRSS from /proc/${'<pid>'}/status every 250 ms (${samples.length} samples); start = 1 s after the first answer, before the load; growth compares the mean of the first and last 10 % of samples.`,
           `Heap: used ${r1(startHeap.used / MB)} MB before the load; at the end ${r1(endHeap.used / MB)} MB used of ${r1(endHeap.total / MB)} MB (new space ${r1(endHeap.newSpace / MB)} MB)${gc ? `, ${r1(gc.heapUsed / MB)} MB still reachable after two forced full GCs (inspector opened with SIGUSR1 after the sampling; the server was started with NODE_OPTIONS=--inspect-port=…, which opens nothing by itself)` : ''}.`,

@@ -1,4 +1,4 @@
-import { npmStartArgs } from '../../test/support/start-command.js';
+import { npmStartArgs, npmStartEnv } from '../../test/support/start-command.js';
 /**
  * Child processes for the benchmarks: spawned with the runner's own Node (process.execPath),
  * output to a log file (never piped through the runner, so the load generator pays nothing for
@@ -108,4 +108,9 @@ export function serverEntry(): string[] {
   const p = join(root, 'dist', 'server.mjs');
   if (!existsSync(p)) throw new Error(`${p} is missing: run \`npm run build\` first (npm run bench does)`);
   return npmStartArgs();
+}
+
+/** The environment `npm start` sets for the server (its leading NAME=value assignments): spread it into the server's env. */
+export function serverEnv(): Record<string, string> {
+  return npmStartEnv();
 }

@@ -1,7 +1,7 @@
 /** Spawns the production server (`npm start`: scripts/start.mjs -> dist/server.mjs) against the test control plane. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort } from '../control-plane/control-plane.js';
-import { npmStartArgs } from './start-command.js';
+import { npmStartArgs, npmStartEnv } from './start-command.js';
 
 export interface RunningServer {
   url: string;
@@ -15,7 +15,7 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
   let out = '';
   // Exactly what `npm start` runs (Node flags + scripts/start.mjs, which loads dist/server.mjs).
   const proc = spawn(process.execPath, npmStartArgs(), {
-    env: { PATH: process.env.PATH ?? '', PORT: String(port), LOG_LEVEL: 'info', ...env },
+    env: { PATH: process.env.PATH ?? '', ...npmStartEnv(), PORT: String(port), LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   proc.stdout!.on('data', (d) => (out += d));

@@ -18,7 +18,11 @@ export function problems(text: string): string[] {
   const user = users[users.length - 1]?.slice(5).split(':')[0];
   if (!user || !/^[1-9]\d*$/.test(user)) out.push(`final USER must be a numeric non-root uid, got ${user ?? 'none'}`);
   const cmd = final.filter((l) => l.startsWith('CMD ') || l.startsWith('ENTRYPOINT '));
-  const start = pkg.scripts.start!.split(/\s+/);
+  const words = pkg.scripts.start!.split(/\s+/);
+  // npm start's leading NAME=value assignments must be the image's environment too.
+  const envs = words.filter((w, i) => words.slice(0, i + 1).every((x) => /^[A-Za-z_]\w*=/.test(x)));
+  const start = words.slice(envs.length);
+  for (const e of envs) if (!final.some((l) => l === `ENV ${e}`)) out.push(`npm start sets ${e}: the final stage must too (ENV ${e})`);
   if (cmd.length !== 1 || !cmd[0]!.startsWith('CMD ') || JSON.stringify(JSON.parse(cmd[0]!.slice(4))) !== JSON.stringify(start)) out.push(`CMD must be npm start's command ${JSON.stringify(start)} in exec form, got ${cmd.join(' | ')}`);
   const installs = final.filter((l) => /\bnpm (ci|install|i)\b/.test(l));
   if (installs.length === 0 || installs.some((l) => !l.includes('--omit=dev'))) out.push(`the final stage must install with --omit=dev: ${installs.join(' | ')}`);
@@ -39,6 +43,7 @@ describe('Containerfile', () => {
       dev: containerfile.replace('npm ci --omit=dev', 'npm ci'),
       'copied node_modules': containerfile.replace('COPY --from=build /app/dist ./dist', 'COPY --from=build /app/node_modules ./node_modules'),
       'node 22': containerfile.replaceAll('node:24.21.0', 'node:22.19.0'),
+      'no malloc env': containerfile.replace(/^ENV MALLOC_MMAP_THRESHOLD_=.*$/m, ''),
     };
     for (const [name, text] of Object.entries(variants)) expect(problems(text), name).not.toEqual([]);
   });

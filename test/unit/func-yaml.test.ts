@@ -35,7 +35,7 @@ describe('func.yaml', () => {
   it('runs the bundling build script at image build time, and npm start serves the bundle', () => {
     const runScripts = func.build.buildEnvs.find((e: { name: string }) => e.name === 'BP_NODE_RUN_SCRIPTS')?.value;
     expect(pkg.scripts[runScripts]).toMatch(/scripts\/build\.mjs/);
-    expect(pkg.scripts.start).toMatch(/^node (--[a-z-]+=\d+ )*scripts\/start\.mjs$/);
+    expect(pkg.scripts.start).toMatch(/^([A-Z_]+=\S+ )*node (--[a-z-]+=\d+ )*scripts\/start\.mjs$/);
     expect(pkg.scripts.prestart).toBeUndefined(); // no rebuild (or devDependency) at container start
   });
 });
