@@ -85,12 +85,19 @@ if (process.env.OLM_MEDIC_COMPILE_CACHE !== 'off') await warmCompileCache();
 /** Starts the server as `npm start` would (a dummy kubeconfig; no API call is made) and exercises its paths. */
 async function warmCompileCache() {
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-  const [, ...args] = pkg.scripts.start.trim().split(/\s+/);
+  // "NAME=value … node [flags] scripts/start.mjs": the environment assignments, then Node's arguments.
+  const words = pkg.scripts.start.trim().split(/\s+/);
+  const startEnv = {};
+  while (/^[A-Za-z_]\w*=/.test(words[0] ?? '')) {
+    const w = words.shift();
+    startEnv[w.slice(0, w.indexOf('='))] = w.slice(w.indexOf('=') + 1);
+  }
+  const [, ...args] = words;
   const scratch = mkdtempSync(join(tmpdir(), 'olm-medic-build-'));
   const kubeconfig = join(scratch, 'kubeconfig');
   writeFileSync(kubeconfig, JSON.stringify({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:9' } }], users: [{ name: 'u', user: { token: 't' } }], contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }], 'current-context': 'x' }));
   const port = await freePort();
-  const child = spawn(process.execPath, args, { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: String(port), KUBECONFIG: kubeconfig, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, args, { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...startEnv, PORT: String(port), KUBECONFIG: kubeconfig, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'inherit'] });
   const exited = new Promise((r) => child.once('exit', r));
   try {
     const headers = (kind, apiVersion, name) => ({ 'content-type': 'application/json', 'ce-specversion': '1.0', 'ce-id': `warm-${name}`, 'ce-source': 'https://127.0.0.1:443', 'ce-type': 'dev.knative.apiserver.resource.update', 'ce-kind': kind, 'ce-apiversion': apiVersion, 'ce-name': name, 'ce-namespace': '' });
