@@ -172,7 +172,15 @@ export const bench: Benchmark = {
       const b0 = cp.requestsBy(USER).length;
       const t0 = performance.now();
       const heals = Promise.all(setB.stuck.map((s) => waitHealed(s, 60_000, t0)));
-      await forEachLimited(events, BROKER_PARALLELISM, async (ev) => void (await deliver(ev)));
+      // When each stuck Subscription's event is first handed to olm-medic (the Broker's pace decides
+      // it): heal latency as olm-medic contributes it is measured from there.
+      const stuckSubOf = new Map(setB.stuck.map((s, k) => [stuckNamespace(s), k]));
+      const firstDelivered: (number | undefined)[] = setB.stuck.map(() => undefined);
+      await forEachLimited(events, BROKER_PARALLELISM, async (ev) => {
+        const k = stuckSubOf.get(namespaceOf(ev));
+        if (k !== undefined) firstDelivered[k] ??= performance.now() - t0;
+        await deliver(ev);
+      });
       const deliveredSeconds = (performance.now() - t0) / 1000;
       const healMs = await heals;
       await sleep(2_000);
@@ -180,6 +188,9 @@ export const bench: Benchmark = {
       if (!medic.running()) throw new Error(`olm-medic exited:\n${medic.tail()}`);
       const healed = healMs.filter((x): x is number => x !== undefined);
       const p99 = healed.length ? percentile(healed, 99) : Infinity;
+      const sinceDelivery = healMs.flatMap((h, k) => (h !== undefined && firstDelivered[k] !== undefined ? [h - firstDelivered[k]] : []));
+      const p99Delivered = sinceDelivery.length ? percentile(sinceDelivery, 99) : Infinity;
+      const deliveredAt = firstDelivered.filter((x): x is number => x !== undefined);
       const fivexx = [...statuses].filter(([s]) => s >= 500).reduce((a, [, n]) => a + n, 0);
       const ratio = burstRequests / baselineRequests;
       const fmt = (m: Map<number, number>): string => [...m].sort((x, y) => x[0] - y[0]).map(([s, n]) => `${s}: ${n}`).join(', ');
@@ -194,6 +205,8 @@ export const bench: Benchmark = {
           brokerParallelism: BROKER_PARALLELISM,
           burstDeliveredSeconds: r2(deliveredSeconds),
           'heal ms p50/p99/max': healed.length ? `${percentile(healed, 50).toFixed(0)}/${p99.toFixed(0)}/${Math.max(...healed).toFixed(0)}` : 'none',
+          'heal ms p50/p99/max, stuck event first delivered → healed': sinceDelivery.length ? `${percentile(sinceDelivery, 50).toFixed(0)}/${p99Delivered.toFixed(0)}/${Math.max(...sinceDelivery).toFixed(0)}` : 'none',
+          'stuck events first delivered at ms p50/max (burst start = 0)': deliveredAt.length ? `${percentile(deliveredAt, 50).toFixed(0)}/${Math.max(...deliveredAt).toFixed(0)}` : 'none',
           burstAnswers: fmt(statuses),
           connectionErrors,
           redeliveries,
@@ -206,6 +219,7 @@ export const bench: Benchmark = {
         targets: [
           { name: 'stuck Subscriptions healed', value: healed.length, target: `== ${healMs.length}`, pass: healed.length === healMs.length },
           { name: 'heal p99, burst start → healed (ms)', value: Math.round(p99), target: '< 2000', pass: p99 < 2000 },
+          { name: 'heal p99, stuck event first delivered → healed (ms)', value: Math.round(p99Delivered), target: '< 2000', pass: p99Delivered < 2000 },
           { name: 'apiserver requests: burst (all at once, 10 % delivered twice) / baseline (once each, no overlap)', value: r2(ratio), target: '<= 1.2', pass: ratio <= 1.2 },
           { name: '5xx answers and failed connections during the burst', value: fivexx + connectionErrors, target: '== 0', pass: fivexx + connectionErrors === 0 },
         ],
@@ -223,6 +237,16 @@ export const bench: Benchmark = {
     }
   },
 };
+
+/** The namespace of the situation's stuck Subscription (staleUnpackJob: [catalog, installed, stuck]). */
+function stuckNamespace(s: Situation): string {
+  return s.namespaces[2]!;
+}
+
+/** The namespace of an apiserver event's object (its ce-subject: /apis/…/namespaces/<ns>/…). */
+function namespaceOf(ev: HttpEvent): string {
+  return /\/namespaces\/([^/]+)\//.exec(ev.headers['ce-subject'] ?? '')?.[1] ?? '';
+}
 
 /** Polls a situation's healed() every 100 ms; ms since `t0` when healed, undefined on timeout. */
 async function waitHealed(s: Situation, timeoutMs: number, t0 = performance.now()): Promise<number | undefined> {
