@@ -11,6 +11,7 @@ import type { Config } from './core/config.js';
 import type { AnyFunction } from './core/types.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { createKube, loadKubeConfig } from './kube/client.js';
+import { shareLists } from './kube/shared-lists.js';
 import type { Kube } from './kube/types.js';
 
 export interface Runtime {
@@ -68,7 +69,8 @@ export function createRuntime(config: Config, functions: AnyFunction[], o: Runti
   const engine = createEngine({
     functions: enabled,
     options: config.functionOptions,
-    reader: kube,
+    // Concurrent reconciles asking for the same cluster-wide list read one (never one started before they asked).
+    reader: shareLists(kube),
     execute,
     now,
     policy: { dryRun: policy.dryRun, protectedNamespaces: policy.protectedNamespaces },

@@ -77,7 +77,8 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
   const olmLabelsObjects = await labelsItsJobs(read, namespace, jobs, catalogSourceObjects);
   // Filtered while streaming the (paginated) list: only this catalog's subscribers are kept in memory.
   const subscribers: KubeObject[] = [];
-  for await (const s of read.list(V1ALPHA1, 'Subscription')) {
+  // Shared with concurrent stuck reconciles (a burst): read through, nothing awaited in the loop.
+  for await (const s of read.list(V1ALPHA1, 'Subscription', { shared: true })) {
     if ((s.spec as { sourceNamespace?: string } | undefined)?.sourceNamespace === namespace) subscribers.push(s);
   }
   const retryIntervals: Record<string, number> = {};
@@ -146,7 +147,7 @@ interface BundleLookup {
 async function installPlanFacts(read: Reader, namespace: string): Promise<{ inUse: Set<string>; legacyFailed: Record<string, string[]> }> {
   const used = new Set<string>();
   const legacyFailed: Record<string, string[]> = {};
-  for await (const ip of read.list(V1ALPHA1, 'InstallPlan')) {
+  for await (const ip of read.list(V1ALPHA1, 'InstallPlan', { shared: true })) {
     const st = ip.status as { phase?: string; plan?: { resource?: { manifest?: string } }[]; bundleLookups?: BundleLookup[] } | undefined;
     for (const l of st?.bundleLookups ?? []) {
       const failed = st?.phase === 'Failed' || l.conditions?.some((c) => c.type === 'BundleLookupFailed' && c.status === 'True');

@@ -44,6 +44,12 @@ export interface ListOptions {
   fieldSelector?: string;
   /** Page size for paginated lists (limit/continue). */
   pageSize?: number;
+  /**
+   * May be read together with concurrent callers asking for the same list (shared-lists.ts): the
+   * list still starts after this call. Only for callers that read it through without awaiting
+   * other I/O between items.
+   */
+  shared?: boolean;
 }
 
 export interface WriteOptions {
