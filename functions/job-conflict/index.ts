@@ -72,23 +72,32 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
   const optimistic = { ...base, catalogSources: ['?'], olmLabelsObjects: true };
   if (facts.every((f) => 'skip' in decideJob(f, optimistic, ctx))) return base;
 
-  const catalogSourceObjects = await collect(read.list(V1ALPHA1, 'CatalogSource', { namespace }));
-  const catalogSources = catalogSourceObjects.map((c) => c.metadata.name);
-  const olmLabelsObjects = await labelsItsJobs(read, namespace, jobs, catalogSourceObjects);
-  // Filtered while streaming the (paginated) list: only this catalog's subscribers are kept in memory.
-  const subscribers: KubeObject[] = [];
-  // Shared with concurrent stuck reconciles (a burst): read through, nothing awaited in the loop.
-  for await (const s of read.list(V1ALPHA1, 'Subscription', { shared: true })) {
-    if ((s.spec as { sourceNamespace?: string } | undefined)?.sourceNamespace === namespace) subscribers.push(s);
-  }
-  const retryIntervals: Record<string, number> = {};
-  for (const ns of new Set(subscribers.map((s) => s.metadata.namespace!))) {
-    const ogs = await collect(read.list(V1, 'OperatorGroup', { namespace: ns }));
-    // OLM reads the annotation only when the namespace has exactly one OperatorGroup (§1.4).
-    const retry = ogs.length === 1 ? goDurationSeconds(ogs[0]!.metadata.annotations?.[ANN_UNPACK_RETRY]) : undefined;
-    if (retry !== undefined && retry > 0) retryIntervals[ns] = retry;
-  }
-  if (ref.kind === 'Job' && jobState(facts[0]!.job).kind === 'failed' && facts[0]!.configMap) {
+  // The reads below do not depend on one another: run them side by side (a heal under load waits
+  // for the slowest, not for their sum).
+  const catalogFacts = (async () => {
+    const catalogSourceObjects = await collect(read.list(V1ALPHA1, 'CatalogSource', { namespace }));
+    return { catalogSourceObjects, olmLabelsObjects: await labelsItsJobs(read, namespace, jobs, catalogSourceObjects) };
+  })();
+  const subscriberFacts = (async () => {
+    // Filtered while streaming the (paginated) list: only this catalog's subscribers are kept in memory.
+    // Shared with concurrent stuck reconciles (a burst): read through, nothing awaited in the loop.
+    const subscribers: KubeObject[] = [];
+    for await (const s of read.list(V1ALPHA1, 'Subscription', { shared: true })) {
+      if ((s.spec as { sourceNamespace?: string } | undefined)?.sourceNamespace === namespace) subscribers.push(s);
+    }
+    const retryIntervals: Record<string, number> = {};
+    await Promise.all(
+      [...new Set(subscribers.map((s) => s.metadata.namespace!))].map(async (ns) => {
+        const ogs = await collect(read.list(V1, 'OperatorGroup', { namespace: ns }));
+        // OLM reads the annotation only when the namespace has exactly one OperatorGroup (§1.4).
+        const retry = ogs.length === 1 ? goDurationSeconds(ogs[0]!.metadata.annotations?.[ANN_UNPACK_RETRY]) : undefined;
+        if (retry !== undefined && retry > 0) retryIntervals[ns] = retry;
+      }),
+    );
+    return { subscribers, retryIntervals };
+  })();
+  const cascade = (async () => {
+    if (!(ref.kind === 'Job' && jobState(facts[0]!.job).kind === 'failed' && facts[0]!.configMap)) return;
     // The plan may delete this failed Job's ConfigMap, which cascades to every Job it owns: see them too.
     const [first] = facts as [JobFacts];
     const ownerUid = configMapOwner(first.job)!.uid;
@@ -97,12 +106,16 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
         facts.push({ job: j, configMap: first.configMap, configMapInUse: false });
       }
     }
-  }
+  })();
+  // Failed Jobs (including any the cascade adds, whose ConfigMap is the first one's) need the InstallPlans.
+  const plans = facts.some((f) => jobState(f.job).kind === 'failed') ? installPlanFacts(read, namespace) : undefined;
+  // One Promise.all for all of them: a failure of one never leaves another's rejection unhandled.
+  const [{ catalogSourceObjects, olmLabelsObjects }, { subscribers, retryIntervals }, , p] = await Promise.all([catalogFacts, subscriberFacts, cascade, plans]);
+  const catalogSources = catalogSourceObjects.map((c) => c.metadata.name);
   let legacyFailedPlans: Record<string, string[]> | undefined;
-  if (facts.some((f) => jobState(f.job).kind === 'failed')) {
-    const plans = await installPlanFacts(read, namespace);
-    legacyFailedPlans = plans.legacyFailed;
-    for (const f of facts) f.configMapInUse = f.configMap ? plans.inUse.has(f.configMap.metadata.name) : false;
+  if (p) {
+    legacyFailedPlans = p.legacyFailed;
+    for (const f of facts) f.configMapInUse = f.configMap ? p.inUse.has(f.configMap.metadata.name) : false;
   }
   return { ...base, catalogSources, catalogSourceObjects, olmLabelsObjects, subscribers, retryIntervals, ...(legacyFailedPlans ? { legacyFailedPlans } : {}) };
 }
