@@ -25,6 +25,10 @@ const versions = Object.keys(bed.versions).filter((v) => ['v0.28.0', 'v0.46.0'].
 type OwnerRef = NonNullable<Obj['metadata']['ownerReferences']>[number];
 const FIELDS = ['apiVersion', 'kind', 'name', 'uid', 'blockOwnerDeletion', 'controller'] as const;
 
+// A run without any of this file's versions (e.g. OLM_VERSIONS=v0.46.0 here) says so instead of
+// failing the file with "No test suite found".
+if (versions.length === 0) it.skip('runs only when OLM_VERSIONS includes v0.28.0 or v0.46.0', () => {});
+
 describe.each(versions)('real OLM %s: an InstallPlan missing a Subscription owner', (version) => {
   let olm: OlmBed;
   let medic: Medic | undefined;
