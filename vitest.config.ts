@@ -3,7 +3,8 @@ import { defineConfig } from 'vitest/config';
 /**
  * Real OLM (built by test/control-plane/build-olm.sh) on its own control plane with a scheduler and
  * kwok; one OLM at a time, so files run one after another. Opt-in (`npm run test:olm`) until its cold
- * build fits CI's budget with margin and the v0.28 healthy-install timeout is diagnosed (see README).
+ * build fits CI's budget with margin (see README; the v0.28 healthy-install timeout was the bed's kwok
+ * Node heartbeat, fixed).
  */
 const olmProject = {
   test: {

@@ -220,3 +220,27 @@ export async function namespace(admin: Rest, prefix: string): Promise<string> {
   await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   return name;
 }
+
+/**
+ * Leaves the cluster as a fresh one for the next OLM version a file starts: deletes `namespaces` and
+ * waits until they are gone (while this OLM and olm-medic still run, so the CSV finalizers are
+ * honoured), then deletes the unpack Jobs and their ConfigMaps in the catalog namespace. Without it
+ * the next version inherits this one's unpack Jobs under the same names (sha256 of the bundle image):
+ * a v0.25 Job has no bundle-unpack-ref label, so v0.28's ensureJob, which lists Jobs by that label
+ * (bundle/bundle_unpacker.go v0.28.0:668), cannot see it, and olm-medic deletes it - seed 1's upgrade
+ * story, not a healthy install.
+ */
+export async function forgetInstalls(admin: Rest, namespaces: string[]): Promise<void> {
+  for (const ns of namespaces) await admin.delete(paths.ns(ns));
+  await until(async () => {
+    for (const ns of namespaces) if (await admin.get(paths.ns(ns))) return false;
+    return true;
+  }, `namespaces ${namespaces.join(', ')} to be gone`, 180_000);
+  for (const job of await admin.list<Obj>(paths.batch(CATALOG.namespace))) {
+    await admin.delete(paths.batch(CATALOG.namespace, job.metadata.name), { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' });
+  }
+  for (const cm of await admin.list<Obj>(paths.core(CATALOG.namespace, 'configmaps'))) {
+    if (cm.metadata.ownerReferences?.some((o) => o.kind === 'CatalogSource')) await admin.delete(paths.core(CATALOG.namespace, 'configmaps', cm.metadata.name));
+  }
+  await until(async () => (await admin.list<Obj>(paths.batch(CATALOG.namespace))).length === 0, 'the unpack Jobs to be gone', 60_000);
+}

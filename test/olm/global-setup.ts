@@ -89,6 +89,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
       '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
       '--node-ip=127.0.0.1',
       '--cidr=10.0.0.1/24',
+      // A kubelet's heartbeat. kwok v0.7.0's flag defaults to 0 (its config default of 40 is not applied
+      // to the flag), and with 0 it neither renews node Leases nor picks its 20 s status heartbeat: it
+      // picks the Lease variant's 10-20 min one (pkg/kwok/cmd/root.go:171, getDefaultNodeStages(lease ==
+      // 0)). The node-lifecycle-controller then marks the Nodes NotReady 50 s after their last status
+      // (node-monitor-grace-period) and sets every pod on them Ready=False, which kwok never undoes:
+      // operator Deployments turned unavailable for good and OLM's CSVs fell back to Installing
+      // (test/olm/nodes.test.ts). 40 s = the kubelet's default: Leases renewed every 10 s, status every 20-45 s.
+      '--node-lease-duration-seconds=40',
     ], join(cp.dir, 'kwok.log')),
   );
   const admin = restFromKubeconfig(cp.admin.kubeconfig);

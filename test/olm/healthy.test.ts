@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { CATALOG, csvPhase, namespace, startOlm, subscribe, type OlmBed } from './bed.js';
+import { CATALOG, csvPhase, forgetInstalls, namespace, startOlm, subscribe, type OlmBed } from './bed.js';
 import { isLoopbackOrUnset, sockets, until } from './procs.js';
 import { paths, type Obj } from './rest.js';
 import { cli, describeWrite, startMedic, writesBy, type Medic } from './support.js';
@@ -25,10 +25,14 @@ afterAll(async () => {
 
 describe.each(versions)('real OLM %s, healthy', (version) => {
   let olm: OlmBed;
+  const made: string[] = [];
   beforeAll(async () => {
     olm = await startOlm(version);
   });
   afterAll(async () => {
+    // The next version's install must be a healthy one on a fresh cluster, not an OLM upgrade that
+    // inherits this version's unpack Jobs (bed.ts forgetInstalls).
+    if (olm) await forgetInstalls(olm.admin, made);
     await olm?.stop();
   });
 
@@ -47,12 +51,13 @@ describe.each(versions)('real OLM %s, healthy', (version) => {
   });
 
   let since = 0;
-  // NOT DONE on v0.25.0: in the bed, medic-alpha v0.1.0 (startingCSV) loops in Installing and v0.2.0
-  // waits ("CSV being replaced is in phase Installing instead of Replacing"); undiagnosed (OLM or bed),
-  // see /work/notes/olm-findings.md. (On v0.25 olm-medic also adds its own CSV finalizer by design.)
-  it.skipIf(version === 'v0.25.0')('a fresh install and an upgrade v0.1.0 -> v0.2.0 reach CSV Succeeded through completed unpack Jobs and owned InstallPlans', async () => {
+  // (Until the bed's kwok Nodes renewed their Leases, this stalled whenever it outlived the Nodes' first
+  // 55 s, on every version: medic-alpha v0.1.0 looped in Installing, v0.2.0 waited for it to be
+  // Replacing; test/olm/nodes.test.ts.)
+  it('a fresh install and an upgrade v0.1.0 -> v0.2.0 reach CSV Succeeded through completed unpack Jobs and owned InstallPlans', async () => {
     since = Date.now() - 1000;
     const [nsA, nsB] = [await namespace(olm.admin, 'healthy-a'), await namespace(olm.admin, 'healthy-b')];
+    made.push(nsA, nsB);
     await subscribe(olm.admin, nsA, 'medic-beta');
     await subscribe(olm.admin, nsB, 'medic-alpha', { startingCSV: 'medic-alpha.v0.1.0' });
     await until(async () => (await csvPhase(olm.admin, nsA, 'medic-beta.v0.1.0')) === 'Succeeded', `${nsA}: medic-beta.v0.1.0 Succeeded`, 240_000, olm.procs());
@@ -82,6 +87,9 @@ describe.each(versions)('real OLM %s, healthy', (version) => {
   // This suite found olm-medic writing during a healthy v0.28.0 install before main's fixes (finalizer-cleanup
   // patched brand-new CSVs before OLM's first sync, ownerref-repair labelled fresh InstallPlans before
   // OLM's adoption controller; /work/notes/olm-findings.md). After merging them: zero write requests.
+  // Not on v0.25.0, by design (lead's call): OLM < v0.27 adds no CSV finalizer, so olm-medic adds its own
+  // to every CSV, and when OLM deletes the replaced v0.1.0 it deletes that CSV's ClusterRole/Binding and
+  // releases it (observed, notes-olm9.md) - work OLM v0.25's own GC queue would also do while it is up.
   it.skipIf(version === 'v0.25.0')('olm-medic made zero write requests through all of it (events and the sweep)', () => {
     expect(since).toBeGreaterThan(0);
     expect(writesBy(cp.shippedUser, since).map(describeWrite)).toEqual([]);

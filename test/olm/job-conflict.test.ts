@@ -20,6 +20,10 @@ const versions = Object.keys(bed.versions).filter((v) => ['v0.28.0'].includes(v)
 const cond = (o: Obj | undefined, type: string): { status: string; reason?: string; message?: string; lastTransitionTime?: string } | undefined =>
   o?.status?.conditions?.find((c: { type: string }) => c.type === type);
 
+// A run without any of this file's versions (e.g. OLM_VERSIONS=v0.46.0 here) says so instead of
+// failing the file with "No test suite found".
+if (versions.length === 0) it.skip('runs only when OLM_VERSIONS includes v0.28.0', () => {});
+
 describe.each(versions)('real OLM %s: a failed shared unpack Job', (version) => {
   let olm: OlmBed;
   let medic: Medic | undefined;
