@@ -89,7 +89,7 @@ describe.each(versions)('real OLM %s, healthy', (version) => {
   // OLM's adoption controller; /work/notes/olm-findings.md). After merging them: zero write requests.
   // Not on v0.25.0, by design (lead's call): OLM < v0.27 adds no CSV finalizer, so olm-medic adds its own
   // to every CSV, and when OLM deletes the replaced v0.1.0 it deletes that CSV's ClusterRole/Binding and
-  // releases it (observed, notes-olm9.md) - work OLM v0.25's own GC queue would also do while it is up.
+  // releases it (observed, test/olm/FINDINGS.md) - work OLM v0.25's own GC queue would also do while it is up.
   it.skipIf(version === 'v0.25.0')('olm-medic made zero write requests through all of it (events and the sweep)', () => {
     expect(since).toBeGreaterThan(0);
     expect(writesBy(cp.shippedUser, since).map(describeWrite)).toEqual([]);
