@@ -12,6 +12,7 @@ import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
 import { ANN_UNPACK_RETRY, LABEL_MANAGED, LABEL_UNPACK_REF, V1, V1ALPHA1 } from '../../shared/olm/constants.js';
 import { goDurationSeconds, isUnpackJobName, unpackHash } from '../../shared/olm/olm.js';
 import { collect } from '../../shared/kube/collect.js';
+import { forEachLimited } from '../../shared/core/scheduling.js';
 import { hasLabels, isDnsLabel } from '../../shared/kube/validate.js';
 import { configMapOwner, decideJob, defaults, identityProblem, isStuckOnUnpack, jobState, plan, type JobFacts, type Observed } from './plan.js';
 
@@ -39,6 +40,12 @@ async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
     yield { ...JOB, name: job.metadata.name, namespace: job.metadata.namespace! };
   }
 }
+
+/**
+ * Subscriber namespaces up to which a reconcile lists each one's OperatorGroups (all at once);
+ * beyond, it reads one cluster-wide list instead of one request per namespace.
+ */
+const PER_NAMESPACE_OPERATOR_GROUP_LISTS = 4;
 
 async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Observed | undefined> {
   let namespace: string;
@@ -86,14 +93,22 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
       if ((s.spec as { sourceNamespace?: string } | undefined)?.sourceNamespace === namespace) subscribers.push(s);
     }
     const retryIntervals: Record<string, number> = {};
-    await Promise.all(
-      [...new Set(subscribers.map((s) => s.metadata.namespace!))].map(async (ns) => {
-        const ogs = await collect(read.list(V1, 'OperatorGroup', { namespace: ns }));
-        // OLM reads the annotation only when the namespace has exactly one OperatorGroup (§1.4).
-        const retry = ogs.length === 1 ? goDurationSeconds(ogs[0]!.metadata.annotations?.[ANN_UNPACK_RETRY]) : undefined;
-        if (retry !== undefined && retry > 0) retryIntervals[ns] = retry;
-      }),
-    );
+    const namespaces = new Set(subscribers.map((s) => s.metadata.namespace!));
+    const groups = new Map<string, KubeObject[]>();
+    if (namespaces.size > PER_NAMESPACE_OPERATOR_GROUP_LISTS) {
+      // A global catalog has subscribers in many namespaces: one (shared) cluster-wide list.
+      for await (const og of read.list(V1, 'OperatorGroup', { shared: true })) {
+        const ns = og.metadata.namespace!;
+        if (namespaces.has(ns)) groups.set(ns, [...(groups.get(ns) ?? []), og]);
+      }
+    } else {
+      await forEachLimited(namespaces, PER_NAMESPACE_OPERATOR_GROUP_LISTS, async (ns) => void groups.set(ns, await collect(read.list(V1, 'OperatorGroup', { namespace: ns }))));
+    }
+    for (const [ns, ogs] of groups) {
+      // OLM reads the annotation only when the namespace has exactly one OperatorGroup (§1.4).
+      const retry = ogs.length === 1 ? goDurationSeconds(ogs[0]!.metadata.annotations?.[ANN_UNPACK_RETRY]) : undefined;
+      if (retry !== undefined && retry > 0) retryIntervals[ns] = retry;
+    }
     return { subscribers, retryIntervals };
   })();
   const cascade = (async () => {

@@ -12,7 +12,7 @@ import { refString, type Reader, type Ref } from '../kube/types.js';
 import type { Execute } from './executor.js';
 import type { ActionResult, Outcome } from './outcome.js';
 import type { AnyFunction, FunctionOptions, PlanContext, PlanPolicy } from './types.js';
-import { RecentSet, Requeuer, KeyedMutex } from './scheduling.js';
+import { RecentSet, Requeuer, KeyedMutex, forEachLimited } from './scheduling.js';
 
 export interface EngineDeps {
   functions: AnyFunction[];
@@ -205,13 +205,3 @@ export function createEngine(deps: EngineDeps): Engine {
   };
 }
 
-/** Runs `fn` over an async iterable with at most `limit` in flight. */
-async function forEachLimited<T>(items: AsyncIterable<T>, limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  const running = new Set<Promise<void>>();
-  for await (const item of items) {
-    const p: Promise<void> = fn(item).finally(() => running.delete(p));
-    running.add(p);
-    if (running.size >= limit) await Promise.race(running);
-  }
-  await Promise.all(running);
-}

@@ -74,3 +74,25 @@ export class Requeuer {
     this.timers.clear();
   }
 }
+
+/**
+ * Runs `fn` over the items with at most `limit` in flight. The first failure stops new starts;
+ * the ones running are awaited (none is left to reject unhandled), then it is thrown.
+ */
+export async function forEachLimited<T>(items: Iterable<T> | AsyncIterable<T>, limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  const running = new Set<Promise<void>>();
+  let failure: { error: unknown } | undefined;
+  try {
+    for await (const item of items) {
+      if (failure) break;
+      const p: Promise<void> = fn(item)
+        .catch((error: unknown) => void (failure ??= { error }))
+        .finally(() => running.delete(p));
+      running.add(p);
+      if (running.size >= limit) await Promise.race(running);
+    }
+  } finally {
+    await Promise.all(running);
+  }
+  if (failure) throw failure.error;
+}

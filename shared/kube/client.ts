@@ -118,18 +118,21 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
     const opts: RequestOptions = {};
     // Per request, as before: credentials (a rotated token file, an exec plugin) are re-applied.
     await kc.applyToHTTPSOptions(opts);
-    const tls = url.startsWith('https:');
+    // The scheme decides the transport (URL parsing lower-cases it: HTTPS://… is https).
+    const tls = new URL(url).protocol === 'https:';
     // Like the undici dispatcher it replaces: the first request's TLS material, TCP keep-alive after
     // 30 s (client-node's setting), idle connections closed after 4 s (undici's default).
+    // At most MAX_SOCKETS connections: more concurrent requests wait for one (not a connection each).
     agent ??= tls
-      ? new HttpsAgent({ keepAlive: true, keepAliveMsecs: 30_000, timeout: 4_000, ...tlsOptions(opts) })
-      : new HttpAgent({ keepAlive: true, keepAliveMsecs: 30_000, timeout: 4_000 });
+      ? new HttpsAgent({ keepAlive: true, keepAliveMsecs: 30_000, timeout: 4_000, maxSockets: MAX_SOCKETS, ...tlsOptions(opts) })
+      : new HttpAgent({ keepAlive: true, keepAliveMsecs: 30_000, timeout: 4_000, maxSockets: MAX_SOCKETS });
     const headers: Record<string, string> = { Accept: 'application/json' };
     if (body !== undefined) headers['Content-Type'] = call.contentType ?? 'application/json';
     // Explicit, as fetch sent it: node:http frames a DELETE body only with a Content-Length.
     if (body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body));
     for (const [k, v] of Object.entries(opts.headers ?? {})) headers[k] = `${v}`;
-    if (opts.auth) headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+    // Basic credentials only where client-node set no Authorization (a token wins, as with its fetch path).
+    if (opts.auth && !Object.keys(headers).some((k) => k.toLowerCase() === 'authorization')) headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
     Object.assign(headers, REQUEST_HEADERS);
     const signal = AbortSignal.timeout(timeoutMs);
     let answer: IncomingMessage;
@@ -323,6 +326,9 @@ interface Answer {
   retryAfter?: string;
   text: string;
 }
+
+/** Connections to the apiserver at most (client-go multiplexes one HTTP/2 connection; this is HTTP/1.1). */
+const MAX_SOCKETS = 32;
 
 /** Sent with every request: who we are (the apiserver's audit log and metrics show it) and gzip, as client-go asks. */
 const REQUEST_HEADERS = { 'user-agent': 'olm-medic', 'accept-encoding': 'gzip' };

@@ -3,12 +3,15 @@
  * from the apiserver instead of one each — job-conflict's cluster-wide Subscription and
  * InstallPlan lists, asked for by every stuck reconcile of a burst.
  *
- * Freshness is never traded: a caller only ever shares a list that starts AFTER it asked. The
+ * Freshness is never traded: a caller only ever reads a list that started AFTER it asked. The
  * first caller's list starts at once; callers arriving while it runs join the next one, which
- * starts when it ends (so at most one list per key runs, plus one gathering). Items are handed to
- * every caller in order; a caller reading slowly only makes the shared buffer longer, never
- * stalls the others. Callers of a shared list must read it through without awaiting other I/O in
- * between (a loop that filters); the list that runs must end before the next one starts.
+ * starts when it ends (so at most one list per key runs, plus one gathering). A running list is
+ * fetched to its end whoever reads it (a caller that never reads cannot hold up the next one) and
+ * stops early only once every reader that began has left. Items are handed to every reader in
+ * order and dropped once all readers passed them; a reader that begins after items were dropped
+ * (or after its list was stopped) reads a list of its own, started then. Callers of a shared list
+ * read it through without awaiting other I/O in between (a loop that filters), so the buffer stays
+ * about one item long.
  */
 import type { KubeObject, ListOptions, Reader } from './types.js';
 
@@ -31,11 +34,10 @@ export function shareLists(inner: Reader): Reader {
       if (!opts.shared) return inner.list<T>(apiVersion, kind, opts);
       const key = JSON.stringify([apiVersion, kind, opts.namespace ?? '', opts.labelSelector ?? '', opts.fieldSelector ?? '', opts.pageSize ?? 0]);
       const source = (): AsyncIterable<KubeObject> => inner.list(apiVersion, kind, opts);
-      const now = running.get(key);
-      if (!now) {
+      if (!running.has(key)) {
         const b = new Broadcast(source, () => ended(key));
         running.set(key, b);
-        const reader = b.join();
+        const reader = b.reader();
         b.start();
         return reader as AsyncIterable<T>;
       }
@@ -44,21 +46,23 @@ export function shareLists(inner: Reader): Reader {
         next = new Broadcast(source, () => ended(key));
         gathering.set(key, next);
       }
-      return next.join() as AsyncIterable<T>;
+      return next.reader() as AsyncIterable<T>;
     },
   };
 }
 
-/** One list read once and handed to every reader that joined before it started. */
+/** One list, fetched once and handed to every reader of it (each asked before it started). */
 class Broadcast<T> {
   private items: T[] = [];
-  /** Absolute index of items[0] (items every reader has passed are dropped). */
+  /** Absolute index of items[0] (items every begun reader has passed are dropped). */
   private base = 0;
+  /** Readers that began reading (their next item's absolute index). */
   private readonly cursors = new Set<{ pos: number }>();
-  private it: AsyncIterator<T> | undefined;
-  private pulling: Promise<void> | undefined;
+  private begun = false;
+  private stopped = false;
   private finished = false;
   private failure: { error: unknown } | undefined;
+  private waiters: (() => void)[] = [];
   private readonly started: Promise<void>;
   private resolveStarted!: () => void;
 
@@ -69,24 +73,53 @@ class Broadcast<T> {
     this.started = new Promise((r) => (this.resolveStarted = r));
   }
 
+  /** Starts fetching, to the end (or until every begun reader left). */
   start(): void {
-    this.it = this.source()[Symbol.asyncIterator]();
     this.resolveStarted();
+    void this.fill();
   }
 
-  /** A reader, registered now (before the list starts): it sees every item from the first. */
-  join(): AsyncIterable<T> {
-    const cursor = { pos: 0 };
-    this.cursors.add(cursor);
+  private async fill(): Promise<void> {
+    try {
+      for await (const item of this.source()) {
+        this.items.push(item);
+        this.wake();
+        if (this.stopped) break;
+      }
+    } catch (error) {
+      this.failure = { error };
+    } finally {
+      this.finished = true;
+      this.wake();
+      this.onEnd();
+    }
+  }
+
+  private wake(): void {
+    const w = this.waiters;
+    this.waiters = [];
+    for (const f of w) f();
+  }
+
+  /**
+   * A reader: it counts from its first `next()`; one that never reads holds nothing. It sees every
+   * item from the first, or — beginning after items were dropped or the list was stopped — reads
+   * a list of its own, started then (still after it asked).
+   */
+  reader(): AsyncIterable<T> {
     const self = this;
-    let used = false;
     return {
-      [Symbol.asyncIterator]: () => {
-        if (used) throw new Error('a shared list can be read once');
-        used = true;
-        return (async function* (): AsyncGenerator<T> {
+      [Symbol.asyncIterator]: () =>
+        (async function* (): AsyncGenerator<T> {
+          await self.started;
+          if (self.base > 0 || self.stopped) {
+            yield* self.source();
+            return;
+          }
+          const cursor = { pos: 0 };
+          self.cursors.add(cursor);
+          self.begun = true;
           try {
-            await self.started;
             for (;;) {
               while (cursor.pos - self.base < self.items.length) {
                 const item = self.items[cursor.pos - self.base]!;
@@ -94,57 +127,29 @@ class Broadcast<T> {
                 self.trim();
                 yield item;
               }
-              if (self.failure) throw self.failure.error;
-              if (self.finished) return;
-              await self.pull();
+              if (self.finished) {
+                if (self.failure) throw self.failure.error;
+                return;
+              }
+              await new Promise<void>((r) => self.waiters.push(r));
             }
           } finally {
-            self.leave(cursor);
+            self.cursors.delete(cursor);
+            self.trim();
+            // Every reader that began has left: stop fetching (readers beginning later read their own).
+            if (self.cursors.size === 0 && !self.finished) self.stopped = true;
           }
-        })();
-      },
+        })(),
     };
   }
 
-  private pull(): Promise<void> {
-    this.pulling ??= (async () => {
-      try {
-        const r = await this.it!.next();
-        if (r.done) this.finish();
-        else this.items.push(r.value);
-      } catch (error) {
-        this.failure = { error };
-        this.finish();
-      } finally {
-        this.pulling = undefined;
-      }
-    })();
-    return this.pulling;
-  }
-
-  private finish(): void {
-    if (this.finished) return;
-    this.finished = true;
-    this.onEnd();
-  }
-
-  private leave(cursor: { pos: number }): void {
-    this.cursors.delete(cursor);
-    this.trim();
-    // Nobody reads any more: stop fetching pages (and let the next list start).
-    if (this.cursors.size === 0 && !this.finished) {
-      this.finish();
-      void Promise.resolve(this.pulling).then(() => this.it?.return?.()).catch(() => undefined);
-    }
-  }
-
-  /** Drops the items every reader has passed. */
+  /** Drops the items every begun reader has passed (none while no reader has begun). */
   private trim(): void {
+    if (!this.begun || this.cursors.size === 0) return;
     let min = Infinity;
     for (const c of this.cursors) min = Math.min(min, c.pos);
-    if (min === Infinity) min = this.base + this.items.length;
     const drop = min - this.base;
-    if (drop > 0) {
+    if (drop >= 64 || drop === this.items.length) {
       this.items.splice(0, drop);
       this.base = min;
     }

@@ -142,15 +142,19 @@ describe('shareLists', () => {
     const l2 = m.lists[2]!;
     l2.push(obj('x'));
     expect(await solo).toBe('x');
+    // A caller asking now waits for a list that starts after it asked...
+    const next = drain(r.list('v1', 'ConfigMap', { shared: true }));
+    await tick();
+    expect(m.lists).toHaveLength(3);
+    // ... which comes as soon as the stopped read's in-flight page is in: it is not read further.
+    l2.push(obj('y'));
     await tick();
     await tick();
     expect(l2.returned).toBe(true);
-    // ... and the next caller is not kept waiting behind it.
-    const next = drain(r.list('v1', 'ConfigMap', { shared: true }));
-    await tick();
     expect(m.lists).toHaveLength(4);
+    m.lists[3]!.push(obj('z'));
     m.lists[3]!.end();
-    expect(await next).toEqual([]);
+    expect(await next).toEqual(['z']);
   });
 
   it('an error reaches every reader of that list', async () => {
@@ -169,6 +173,44 @@ describe('shareLists', () => {
     await expect(b).rejects.toThrow('apiserver unreachable');
   });
 
+  it('a caller that takes its list and begins reading late reads a list of its own (items others passed are gone), started after it asked', async () => {
+    const m = manualReader();
+    const r = shareLists(m.reader);
+    const running = drain(r.list('v1', 'ConfigMap', { shared: true }));
+    await tick();
+    const fast = drain(r.list('v1', 'ConfigMap', { shared: true }));
+    const lateIt = r.list('v1', 'ConfigMap', { shared: true })[Symbol.asyncIterator]();
+    m.lists[0]!.end();
+    await running;
+    await tick();
+    const l = m.lists[1]!;
+    for (const n of ['a', 'b', 'c']) l.push(obj(n));
+    l.end();
+    expect(await fast).toEqual(['a', 'b', 'c']);
+    const first = lateIt.next();
+    await tick();
+    expect(m.lists).toHaveLength(3);
+    m.lists[2]!.push(obj('d'));
+    m.lists[2]!.end();
+    const late: string[] = [];
+    for (let x = await first; !x.done; x = await lateIt.next()) late.push(x.value.metadata.name);
+    expect(late).toEqual(['d']);
+  });
+
+  it('a caller that takes a shared list and never reads it holds up no one: the running list is read to its end anyway', async () => {
+    const m = manualReader();
+    const r = shareLists(m.reader);
+    r.list('v1', 'ConfigMap', { shared: true }); // taken, never read
+    await tick();
+    const later = drain(r.list('v1', 'ConfigMap', { shared: true }));
+    m.lists[0]!.push(obj('a'));
+    m.lists[0]!.end();
+    await tick();
+    expect(m.lists).toHaveLength(2);
+    m.lists[1]!.end();
+    expect(await later).toEqual([]);
+  });
+
   it('a slow reader does not hold back a fast one (items are buffered, then dropped once all passed them)', async () => {
     const m = manualReader();
     const r = shareLists(m.reader);
@@ -176,6 +218,7 @@ describe('shareLists', () => {
     await tick();
     const fast = drain(r.list('v1', 'ConfigMap', { shared: true }));
     const slowIt = r.list('v1', 'ConfigMap', { shared: true })[Symbol.asyncIterator]();
+    const slowFirst = slowIt.next(); // begins now, then reads nothing until the fast one is done
     m.lists[0]!.end();
     await running;
     await tick();
@@ -184,7 +227,8 @@ describe('shareLists', () => {
     l.end();
     expect(await fast).toEqual(['a', 'b', 'c']);
     const slow: string[] = [];
-    for (let x = await slowIt.next(); !x.done; x = await slowIt.next()) slow.push(x.value.metadata.name);
+    for (let x = await slowFirst; !x.done; x = await slowIt.next()) slow.push(x.value.metadata.name);
     expect(slow).toEqual(['a', 'b', 'c']);
+    expect(m.lists).toHaveLength(2);
   });
 });
