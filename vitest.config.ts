@@ -63,6 +63,17 @@ export default defineConfig({
           sequence: { groupOrder: 2 },
         },
       },
+      {
+        test: {
+          name: 'bench',
+          include: ['test/bench/**/*.test.ts'],
+          // `npm run bench:smoke` (its own control planes): last and alone, after the timing-sensitive suites.
+          testTimeout: 1_800_000,
+          fileParallelism: false,
+          maxWorkers: 1,
+          sequence: { groupOrder: 4 },
+        },
+      },
       ...(process.env.OLM_MEDIC_OLM_SUITES === '1' ? [olmProject] : []),
     ],
   },

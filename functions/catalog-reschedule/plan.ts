@@ -32,8 +32,13 @@ export const defaults = {
   fenceMarginSeconds: 30,
   /** How long to leave a DisruptionTarget pod to OLM (v0.29+ deletes those itself) first. */
   olmGraceSeconds: 60,
-  /** A node that is gone may re-register: wait this long after first seeing it missing (PodGC's quarantine is 40 s). */
-  nodeGoneQuarantineSeconds: 40,
+  /**
+   * A node that is gone may re-register, and Kubernetes' PodGC deletes the pods of a deleted node
+   * itself, 40-60 s after (its 40 s quarantine, checked every 20 s: pkg/controller/podgc): wait this
+   * long after first seeing the node missing, so Kubernetes' own fix goes first and olm-medic acts
+   * only where it does not run.
+   */
+  nodeGoneQuarantineSeconds: 90,
 };
 
 const OUT_OF_SERVICE = 'node.kubernetes.io/out-of-service';

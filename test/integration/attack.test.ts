@@ -505,7 +505,7 @@ describe('safe', () => {
     expect(writesIn(ns)).toEqual([]);
   });
 
-  it('S3 catalog-reschedule (control for H4): with a correct clock, a node that is gone gets the 40 s quarantine', async () => {
+  it('S3 catalog-reschedule (control for H4): with a correct clock, a node that is gone gets the node-gone quarantine', async () => {
     const ns = await c.namespace('atk-s3');
     const { pod } = await stuckCatalogPod(ns, `ghost-${hex(8)}`);
     const out = await send(runtime([catalogReschedule]), 'update', pod);

@@ -447,14 +447,19 @@ describe('catalog-reschedule: tolerate-forever pods, the node-gone quarantine, t
     expect((await live(s.pod))?.metadata.uid).toBe(s.pod.metadata.uid);
   });
 
-  it('defect 9: a node that is gone gets a 40 s quarantine before its catalog pod is force-deleted', async () => {
+  it('defect 9: a node that is gone gets a 90 s quarantine before its catalog pod is force-deleted (PodGC, 40-60 s, goes first)', async () => {
     const s = await stuckPod({ nodeExists: false });
     const t0 = Date.now();
     let now = t0;
     const rt = runtime([catalogReschedule], {}, { now: () => new Date(now) });
     expect((await send(rt, 'update', s.pod)).map((o) => o.status)).toEqual(['requeued']);
     expect(await live(s.pod)).toBeDefined();
-    now = t0 + 45_000;
+    // Past PodGC's worst case (40 s quarantine + 20 s period): still Kubernetes' turn.
+    now = t0 + 65_000;
+    const bumped = (await c.admin.mergePatch(refOf(s.pod), { metadata: { labels: { bumped: 'yes' } } }, { dryRun: false })) as KubeObject;
+    expect((await send(rt, 'update', bumped)).map((o) => o.status)).toEqual(['requeued']);
+    expect(await live(s.pod)).toBeDefined();
+    now = t0 + 95_000;
     // the next event about the pod (a status change bumps its resourceVersion)
     const touched = (await c.admin.mergePatch(refOf(s.pod), { metadata: { labels: { touched: 'yes' } } }, { dryRun: false })) as KubeObject;
     expect((await send(rt, 'update', touched)).map((o) => o.status)).toEqual(['acted']);

@@ -102,10 +102,12 @@ describe('catalog-reschedule plan: decision table', () => {
     // a Ready node: never
     ['node Ready', obs(readyNode(), pod({ cs })), { kind: 'noop', reason: /is Ready/ }],
     // the Node object is gone: the pod can never terminate
-    // the Node object is gone and was first seen missing 60 s ago (past the 40 s quarantine)
-    ['node deleted', { ...obs(undefined, pod({ cs })), nodeMissingSince: NOW.getTime() / 1000 - 60 }, { kind: 'act', note: /no longer exists/ }],
-    // just seen missing: it may re-register (PodGC's 40 s quarantine)
-    ['node deleted, just seen missing', { ...obs(undefined, pod({ cs })), nodeMissingSince: NOW.getTime() / 1000 - 5 }, { kind: 'requeue', after: 35 }],
+    // the Node object is gone and was first seen missing 100 s ago (past the 90 s quarantine)
+    ['node deleted', { ...obs(undefined, pod({ cs })), nodeMissingSince: NOW.getTime() / 1000 - 100 }, { kind: 'act', note: /no longer exists/ }],
+    // just seen missing: it may re-register
+    ['node deleted, just seen missing', { ...obs(undefined, pod({ cs })), nodeMissingSince: NOW.getTime() / 1000 - 5 }, { kind: 'requeue', after: 85 }],
+    // missing for 60 s: PodGC (40 s quarantine, checked every 20 s) may still be about to delete the pod itself
+    ['node deleted 60 s ago: PodGC goes first', { ...obs(undefined, pod({ cs })), nodeMissingSince: NOW.getTime() / 1000 - 60 }, { kind: 'requeue', after: 30 }],
     // out-of-service: the admin declared the node dead, no fence
     ['out-of-service inside the fence', obs(unknownNode(10, [taintUnreachable(ago(10)), taintOutOfService()]), pod({ cs })), { kind: 'act', note: /out-of-service/ }],
     // DisruptionTarget older than olmGraceSeconds: OLM should have acted, it did not
@@ -153,7 +155,7 @@ describe('catalog-reschedule plan: decision table', () => {
     (f.pod.spec as { tolerations: unknown[] }).tolerations = [{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute' }];
     expect(plan(obs(unknownNode(86_400), f), ctx())).toMatchObject({ kind: 'noop', reason: expect.stringMatching(/tolerates .* forever/) });
     // ...but a node that is gone, or out-of-service, still fences it out
-    expect(plan({ ...obs(undefined, f), nodeMissingSince: NOW.getTime() / 1000 - 60 }, ctx()).kind).toBe('act');
+    expect(plan({ ...obs(undefined, f), nodeMissingSince: NOW.getTime() / 1000 - 100 }, ctx()).kind).toBe('act');
     expect(plan(obs(unknownNode(10, [taintUnreachable(ago(10)), taintOutOfService()]), f), ctx()).kind).toBe('act');
   });
 
