@@ -58,7 +58,6 @@ class Broadcast<T> {
   private base = 0;
   /** Readers that began reading (their next item's absolute index). */
   private readonly cursors = new Set<{ pos: number }>();
-  private begun = false;
   private stopped = false;
   private finished = false;
   private failure: { error: unknown } | undefined;
@@ -118,7 +117,6 @@ class Broadcast<T> {
           }
           const cursor = { pos: 0 };
           self.cursors.add(cursor);
-          self.begun = true;
           try {
             for (;;) {
               while (cursor.pos - self.base < self.items.length) {
@@ -145,7 +143,7 @@ class Broadcast<T> {
 
   /** Drops the items every begun reader has passed (none while no reader has begun). */
   private trim(): void {
-    if (!this.begun || this.cursors.size === 0) return;
+    if (this.cursors.size === 0) return;
     let min = Infinity;
     for (const c of this.cursors) min = Math.min(min, c.pos);
     const drop = min - this.base;

@@ -26,6 +26,7 @@ import { KubeError } from '../../shared/kube/errors.js';
 import { shareLists } from '../../shared/kube/shared-lists.js';
 import type { KubeObject, ListOptions, Reader, Ref } from '../../shared/kube/types.js';
 import { jobConflict } from '../../functions/job-conflict/index.js';
+import { prng } from '../support/streams.js';
 
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
 const SEEDS = Number(process.env.ATTACK_SEEDS ?? 300);
@@ -103,17 +104,6 @@ function fedReader(clock: { t: number }) {
   return { reader, lists };
 }
 
-/** Deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // ---------------------------------------------------------------------------------------------
 // A raw HTTP/1.1 server on 127.0.0.1 whose answers are written byte by byte by each test
@@ -334,7 +324,7 @@ describe('safe: shared lists', () => {
   it(`model check (${SEEDS} seeded interleavings): every reader gets exactly one list, started after it asked, all its items in order, no loss or duplicate; early leavers and errors; nothing hangs`, async () => {
     const seen = { sharedReaders: 0, earlyLeavers: 0, errors: 0 };
     for (let seed = 1; seed <= SEEDS; seed++) {
-      const rand = rng(seed);
+      const rand = prng(seed);
       const clock = { t: 0 };
       const m = fedReader(clock);
       const r = shareLists(m.reader);
