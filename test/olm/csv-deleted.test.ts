@@ -11,11 +11,10 @@ import { inject } from 'vitest';
 import { csvPhase, namespace, startOlm, subscribe, type OlmBed } from './bed.js';
 import { until } from './procs.js';
 import { paths, type Obj } from './rest.js';
-import { cli, describeWrite, startMedic, writesBy, type Medic } from './support.js';
+import { cli, describeWrite, runVersions, startMedic, writesBy, type Medic } from './support.js';
 
 const cp = inject('controlPlane');
-const bed = inject('olmBed');
-const versions = Object.keys(bed.versions).filter((v) => ['v0.25.0', 'v0.28.0', 'v0.46.0'].includes(v));
+const versions = runVersions(['v0.25.0', 'v0.28.0', 'v0.46.0']);
 const CSV = 'medic-beta.v0.1.0';
 
 async function ownedClusterRbac(olm: OlmBed, ns: string): Promise<string[]> {
