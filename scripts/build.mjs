@@ -5,7 +5,7 @@
 // Then it starts the bundle once, exactly as `npm start` does, and sends it a few events, so that
 // Node's compile cache (dist/.compile-cache, see scripts/start.mjs) holds the compiled modules.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { isBuiltin } from 'node:module';
 import { createServer } from 'node:net';
@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { startCommand } from './start-command.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const common = {
@@ -84,15 +85,7 @@ if (process.env.OLM_MEDIC_COMPILE_CACHE !== 'off') await warmCompileCache();
 
 /** Starts the server as `npm start` would (a dummy kubeconfig; no API call is made) and exercises its paths. */
 async function warmCompileCache() {
-  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-  // "NAME=value … node [flags] scripts/start.mjs": the environment assignments, then Node's arguments.
-  const words = pkg.scripts.start.trim().split(/\s+/);
-  const startEnv = {};
-  while (/^[A-Za-z_]\w*=/.test(words[0] ?? '')) {
-    const w = words.shift();
-    startEnv[w.slice(0, w.indexOf('='))] = w.slice(w.indexOf('=') + 1);
-  }
-  const [, ...args] = words;
+  const { env: startEnv, args } = startCommand(root);
   const scratch = mkdtempSync(join(tmpdir(), 'olm-medic-build-'));
   const kubeconfig = join(scratch, 'kubeconfig');
   writeFileSync(kubeconfig, JSON.stringify({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:9' } }], users: [{ name: 'u', user: { token: 't' } }], contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }], 'current-context': 'x' }));

@@ -1,6 +1,7 @@
 /** The Containerfile: Node 24 LTS (the version the tests run on), non-root, npm start's command, no devDependencies at run time. */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { startCommand } from '../../scripts/start-command.mjs';
 
 const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string>; devDependencies: Record<string, string> };
 const containerfile = readFileSync('Containerfile', 'utf8');
@@ -18,11 +19,10 @@ export function problems(text: string): string[] {
   const user = users[users.length - 1]?.slice(5).split(':')[0];
   if (!user || !/^[1-9]\d*$/.test(user)) out.push(`final USER must be a numeric non-root uid, got ${user ?? 'none'}`);
   const cmd = final.filter((l) => l.startsWith('CMD ') || l.startsWith('ENTRYPOINT '));
-  const words = pkg.scripts.start!.split(/\s+/);
+  const { env, args } = startCommand('.');
+  const start = ['node', ...args];
   // npm start's leading NAME=value assignments must be the image's environment too.
-  const envs = words.filter((w, i) => words.slice(0, i + 1).every((x) => /^[A-Za-z_]\w*=/.test(x)));
-  const start = words.slice(envs.length);
-  for (const e of envs) if (!final.some((l) => l === `ENV ${e}`)) out.push(`npm start sets ${e}: the final stage must too (ENV ${e})`);
+  for (const e of Object.entries(env).map(([k, v]) => `${k}=${v}`)) if (!final.some((l) => l === `ENV ${e}`)) out.push(`npm start sets ${e}: the final stage must too (ENV ${e})`);
   if (cmd.length !== 1 || !cmd[0]!.startsWith('CMD ') || JSON.stringify(JSON.parse(cmd[0]!.slice(4))) !== JSON.stringify(start)) out.push(`CMD must be npm start's command ${JSON.stringify(start)} in exec form, got ${cmd.join(' | ')}`);
   const installs = final.filter((l) => /\bnpm (ci|install|i)\b/.test(l));
   if (installs.length === 0 || installs.some((l) => !l.includes('--omit=dev'))) out.push(`the final stage must install with --omit=dev: ${installs.join(' | ')}`);
