@@ -7,12 +7,12 @@
  *             resourceVersion precondition
  */
 import type { ResourceTrigger } from '../../shared/events/types.js';
-import { NO_POLICY, type ObserveContext, type RemediationFunction, type SweepScope } from '../../shared/core/types.js';
+import { NO_POLICY, type ObserveContext, type RemediationFunction, type SweepScope, type TargetRef } from '../../shared/core/types.js';
 import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
 import { collect } from '../../shared/kube/collect.js';
 import { isDnsSubdomain } from '../../shared/kube/validate.js';
 import { ANN_GENERATED_BY, MEDIC, V1ALPHA1 } from '../../shared/olm/constants.js';
-import { defaults, plan, type Observed } from './plan.js';
+import { defaults, plan, servesPlan, type Observed } from './plan.js';
 
 const IP = { apiVersion: V1ALPHA1, kind: 'InstallPlan' };
 
@@ -22,13 +22,19 @@ function installPlanOf(sub: KubeObject): Ref | undefined {
   return isDnsSubdomain(ref?.name) ? { ...IP, namespace: sub.metadata.namespace!, name: ref.name } : undefined;
 }
 
-function targets(t: ResourceTrigger): Ref[] {
+function targets(t: ResourceTrigger): TargetRef[] {
   if (t.verb === 'delete' || t.ref.apiVersion !== V1ALPHA1) return [];
   if (t.ref.kind === 'InstallPlan') return [t.ref];
   if (t.ref.kind === 'Subscription') {
     // Zero-cost filter: a Subscription without an installPlanRef owns nothing yet. Keyed by the
-    // Subscription: its event asks whether ITS part of the plan holds (see observe).
-    return !t.object || installPlanOf(t.object) ? [t.ref] : [];
+    // Subscription: its event asks whether ITS part of the plan holds (see observe). The event's
+    // Subscription is the hint: the plan it names is read first, and if that plan already holds
+    // this very claim, nothing else is read.
+    if (!t.object) return [t.ref];
+    const uid = t.object.metadata.uid;
+    const rv = t.object.metadata.resourceVersion;
+    if (!installPlanOf(t.object)) return [];
+    return [typeof uid === 'string' && typeof rv === 'string' ? { ...t.ref, hint: { key: `${uid}@${rv}`, object: t.object } } : t.ref];
   }
   return [];
 }
@@ -69,16 +75,27 @@ async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
   }
 }
 
-async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Observed | undefined> {
-  let ipRef = ref;
+async function observe(ref: TargetRef, read: Reader, ctx: ObserveContext): Promise<Observed | undefined> {
+  let ipRef: Ref = ref;
   let sub: KubeObject | undefined;
+  let read1: KubeObject | undefined;
   if (ref.kind === 'Subscription') {
+    // The event's claim: the plan it names already owns this Subscription (name, uid, label) —
+    // nothing to repair for it, one read. Anything else (the plan lacks it, the event is older
+    // than the plan, no plan) is decided on the live Subscription below, never on the event.
+    const hinted = ref.hint?.object;
+    const hintedPlan = hinted && hinted.metadata.name === ref.name && hinted.metadata.namespace === ref.namespace ? installPlanOf(hinted) : undefined;
+    if (hinted && hintedPlan) {
+      read1 = await read.get(hintedPlan);
+      if (read1 && holdsClaim(hinted, read1, ctx)) return { installPlan: read1, subscriptions: [hinted] };
+    }
     sub = await read.get(ref);
     const r = sub && installPlanOf(sub);
     if (!r) return undefined;
     ipRef = r;
   }
-  const installPlan = await read.get(ipRef);
+  // The plan the hint named, read just now, is the plan the live Subscription names: not read twice.
+  const installPlan = read1 && read1.metadata.name === ipRef.name ? read1 : await read.get(ipRef);
   if (!installPlan) return undefined;
   // A Subscription's event: when its own part holds (an owner of its plan, the plan labelled for it,
   // or no claim on it), there is nothing to repair for it and no need to read the whole namespace —
@@ -88,6 +105,15 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
   if (sub && plan({ installPlan, subscriptions: [sub] }, { ...ctx, now: ctx.clock() }).kind === 'noop') return { installPlan, subscriptions: [sub] };
   const subscriptions = await collect(read.list(V1ALPHA1, 'Subscription', { namespace: ipRef.namespace! }));
   return { installPlan, subscriptions };
+}
+
+/** Whether the plan already holds the event's claim (its status fields are the event's: any shape; never throws). */
+function holdsClaim(hinted: KubeObject, installPlan: KubeObject, ctx: ObserveContext): boolean {
+  try {
+    return servesPlan(hinted, installPlan).ok && plan({ installPlan, subscriptions: [hinted] }, { ...ctx, now: ctx.clock() }).kind === 'noop';
+  } catch {
+    return false;
+  }
 }
 
 export const ownerrefRepair: RemediationFunction<Observed> = {

@@ -7,7 +7,7 @@
  * Every write a plan asks for is performed by the executor (executor.ts), nowhere else.
  */
 import type { ResourceTrigger } from '../events/types.js';
-import type { KubeObject, ObjectMeta, Reader, Ref } from '../kube/types.js';
+import { refString, type KubeObject, type ObjectMeta, type Reader, type Ref } from '../kube/types.js';
 
 /** The object an action writes, with the preconditions the write carries. */
 export interface Target extends Ref {
@@ -105,6 +105,25 @@ export interface ObserveContext extends PlanContext {
   clock(): Date;
 }
 
+/**
+ * What an event points a function at: an object, and optionally what the event said about it.
+ * The hint may let observe() conclude "nothing to do" with fewer reads (it is an event's claim:
+ * never a reason to act — any finding is re-read live). Events with different hints are never
+ * coalesced into one run (targetKey), so no event's claim is decided by another's.
+ */
+export interface TargetRef extends Ref {
+  hint?: {
+    /** Identifies the claim (e.g. the object's uid and resourceVersion in the event). */
+    key: string;
+    object: KubeObject;
+  };
+}
+
+/** The coalescing key of a target: its object, and its hint's key if any. */
+export function targetKey(r: TargetRef): string {
+  return r.hint ? `${refString(r)}#${r.hint.key}` : refString(r);
+}
+
 /** Per-function settings (fences, grace periods, opt-ins), validated at start-up. */
 export type FunctionOptions = Record<string, string | number | boolean>;
 
@@ -119,12 +138,13 @@ export interface RemediationFunction<O = unknown> {
   /** The kinds whose events can concern this function ("<apiVersion>/<kind>"); others are dropped unread. */
   kinds: string[];
   /** Which targets an event concerns, from the event alone. Must not do I/O. */
-  targets(trigger: ResourceTrigger): Ref[];
+  targets(trigger: ResourceTrigger): TargetRef[];
   sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref>;
-  observe(target: Ref, read: Reader, ctx: ObserveContext): Promise<O | undefined>;
+  observe(target: TargetRef, read: Reader, ctx: ObserveContext): Promise<O | undefined>;
   plan(observed: O, ctx: PlanContext): Plan;
   /** Default options; overridable from the environment. */
   defaults?: FunctionOptions;
+
   /**
    * What runs instead when the function is disabled (ENABLED_FUNCTIONS): a reduced variant that
    * only undoes olm-medic's own marks (e.g. releases its finalizers), so disabling never strands them.

@@ -16,9 +16,8 @@
  */
 import type { Engine } from '../core/engine.js';
 import type { Outcome } from '../core/outcome.js';
-import type { AnyFunction } from '../core/types.js';
+import { targetKey, type AnyFunction } from '../core/types.js';
 import type { Trigger } from '../events/types.js';
-import { refString } from '../kube/types.js';
 
 export interface AdmissionOptions {
   functions: readonly AnyFunction[];
@@ -90,7 +89,7 @@ export function withAdmission(engine: Engine, o: AdmissionOptions): AdmittedEngi
         return undefined; // the engine reports it
       }
       if (refs.length === 0) continue;
-      parts.push({ fn: f.name, key: refs.map((r) => `${f.name}|${refString(r)}`).sort().join('\n') });
+      parts.push({ fn: f.name, key: refs.map((r) => `${f.name}|${targetKey(r)}`).sort().join('\n') });
     }
     return parts.length ? parts : undefined;
   }

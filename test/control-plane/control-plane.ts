@@ -39,6 +39,9 @@ export interface AuditEntry {
   user: { username: string };
   responseStatus?: { code: number };
   objectRef?: { resource?: string; namespace?: string; name?: string };
+  /** RFC 3339 with microseconds, the apiserver's clock (this host's). */
+  requestReceivedTimestamp?: string;
+  stageTimestamp?: string;
 }
 
 export interface StartOptions {

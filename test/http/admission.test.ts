@@ -74,6 +74,27 @@ describe('admission', () => {
     expect(a.stats).toEqual({ ran: 2, coalesced: 2, rejected: 0 });
   });
 
+  it("targets with a hint (the event's claim about the object) coalesce only with the same claim: a run never answers for another claim", async () => {
+    const g = gatedEngine();
+    const hinted = {
+      name: 'h',
+      kinds: ['v1/Job'],
+      targets: (t: ResourceTrigger) => [{ ...t.ref, hint: { key: t.object!.metadata.resourceVersion!, object: t.object! } }],
+    } as unknown as AnyFunction;
+    const a = withAdmission(g.engine, { functions: [hinted], maxInFlight: 1, maxQueued: 10, retryAfterSeconds: 2 });
+    const p1 = a.handle(ev('Job', 'x', '1'));
+    await tick();
+    const p2 = a.handle(ev('Job', 'x', '2')); // waits: another claim about x
+    const p2dup = a.handle(ev('Job', 'x', '2')); // the same claim redelivered: joins it
+    const p3 = a.handle(ev('Job', 'x', '3')); // a third claim: its own run
+    for (let i = 0; i < 4; i++) await g.releaseAll();
+    const [o1, o2, o2dup, o3] = await Promise.all([p1, p2, p2dup, p3]);
+    expect([o1, o2, o3].map((o) => o[0]!.reason)).toEqual(['handled x-1', 'handled x-2', 'handled x-3']);
+    expect(o2dup).toBe(o2);
+    expect(g.started).toEqual(['x-1', 'x-2', 'x-3']);
+    expect(a.stats).toEqual({ ran: 3, coalesced: 1, rejected: 0 });
+  });
+
   it('different targets do not coalesce; at most maxInFlight run at once per function, then 429 past the queue', async () => {
     const g = gatedEngine();
     const a = withAdmission(g.engine, { functions: [fn('f', 'Job')], maxInFlight: 2, maxQueued: 3, retryAfterSeconds: 7 });

@@ -173,24 +173,63 @@ describe('ownerref-repair: the new InstallPlan misses the new Subscription as ow
     expect(await send(runtime(), 'update', ip2!)).toEqual([expect.objectContaining({ status: 'noop' })]);
   });
 
-  it("a Subscription's event whose own part holds costs two reads (itself, its plan), never a list of the namespace; one whose part is missing lists it and repairs", async () => {
+  it("a Subscription's event whose own part holds costs ONE read (the plan it names), never a list of the namespace; one whose part is missing reads the live Subscription, lists the namespace and repairs", async () => {
     const w = await world();
     const [sub2] = w.subs as [KubeObject];
     const rt = runtime();
     const reads = (from: number) =>
       c.audit().slice(from).filter((e) => e.objectRef?.namespace === w.ns && (e.verb === 'get' || e.verb === 'list')).map((e) => `${e.verb} ${e.objectRef?.resource}${e.objectRef?.name ? `/${e.objectRef.name}` : ''}`);
     let mark = c.audit().length;
-    // etcd owns its plan: settled from the two objects its own part rests on.
+    // etcd owns its plan: the event's claim (etcd -> ip1) holds on the live plan; nothing else is read.
     expect(await send(rt, 'update', w.sub1)).toEqual([expect.objectContaining({ status: 'noop' })]);
-    expect(reads(mark)).toEqual([`get subscriptions/${w.sub1.metadata.name}`, `get installplans/${w.ip1.metadata.name}`]);
+    expect(reads(mark)).toEqual([`get installplans/${w.ip1.metadata.name}`]);
     mark = c.audit().length;
-    // prometheus is missing from its plan: the namespace's Subscriptions are read and the plan repaired.
+    // prometheus is missing from its plan: the live Subscription decides (the plan is not read twice),
+    // the namespace's Subscriptions are read and the plan repaired.
     expect(await send(rt, 'update', sub2)).toEqual([expect.objectContaining({ status: 'acted' })]);
-    expect(reads(mark).slice(0, 3)).toEqual([`get subscriptions/${sub2.metadata.name}`, `get installplans/${w.ip2.metadata.name}`, 'list subscriptions']);
+    expect(reads(mark).slice(0, 3)).toEqual([`get installplans/${w.ip2.metadata.name}`, `get subscriptions/${sub2.metadata.name}`, 'list subscriptions']);
     mark = c.audit().length;
-    // Its next event (a catalog update touching its status) is settled by two reads again.
+    // Its next event (a catalog update touching its status) is settled by one read again.
     expect(await send(rt, 'update', { ...sub2, metadata: { ...sub2.metadata, resourceVersion: `${sub2.metadata.resourceVersion}0` } })).toEqual([expect.objectContaining({ status: 'noop' })]);
-    expect(reads(mark)).toEqual([`get subscriptions/${sub2.metadata.name}`, `get installplans/${w.ip2.metadata.name}`]);
+    expect(reads(mark)).toEqual([`get installplans/${w.ip2.metadata.name}`]);
+  });
+
+  it("an event's claim never causes a write: the live Subscription decides (it points nowhere, or elsewhere)", async () => {
+    const w = await world();
+    const [sub2] = w.subs as [KubeObject];
+    const rt = runtime();
+    // The live Subscription no longer points at ip2 (OLM cleared it); an event still says it does.
+    await c.admin.mergePatch(refOf(sub2), { status: { installPlanRef: null, installplan: null } }, { dryRun: false, subresource: 'status' });
+    expect(await send(rt, 'update', sub2)).toEqual([expect.objectContaining({ status: 'gone' })]);
+    // A forged claim on a plan the Subscription never pointed at (etcd's ip1, which lacks prometheus).
+    const forged = structuredClone(sub2);
+    const st = forged.status as { installPlanRef: { name: string; uid: string }; installplan: { name: string; uuid: string }; currentCSV: string };
+    st.installPlanRef = { ...st.installPlanRef, name: w.ip1.metadata.name, uid: w.ip1.metadata.uid! };
+    st.installplan = { ...st.installplan, name: w.ip1.metadata.name, uuid: w.ip1.metadata.uid! };
+    st.currentCSV = 'etcdoperator.v0.9.4';
+    forged.metadata.resourceVersion = `${forged.metadata.resourceVersion}7`;
+    expect(await send(rt, 'update', forged)).toEqual([expect.objectContaining({ status: 'gone' })]);
+    expect(writes(w.ns)).toEqual([]);
+    expect(owners(await live(w.ip1))).toEqual([subOwner(w.sub1)]);
+    expect(owners(await live(w.ip2))).toEqual([subOwner(w.sub1)]);
+  });
+
+  it('a stale event delivered after a newer one (reordering): each is decided on its own claim; the newer repairs, the older writes nothing', async () => {
+    const w = await world();
+    const [sub2] = w.subs as [KubeObject];
+    const rt = runtime();
+    // An older claim (prometheus pointing at ip1, which does not hold it) arrives together with the
+    // newer one: the older is decided on the live Subscription (which points at ip2), never on itself.
+    const older = structuredClone(sub2);
+    const st = older.status as { installPlanRef: { name: string; uid: string }; installplan: { name: string; uuid: string } };
+    st.installPlanRef = { ...st.installPlanRef, name: w.ip1.metadata.name, uid: w.ip1.metadata.uid! };
+    st.installplan = { ...st.installplan, name: w.ip1.metadata.name, uuid: w.ip1.metadata.uid! };
+    older.metadata.resourceVersion = '1';
+    const [a, b] = await Promise.all([send(rt, 'update', sub2), send(rt, 'update', older)]);
+    expect([...a, ...b].map((o) => o.status).sort()).toEqual(['acted', 'noop']);
+    expect(owners(await live(w.ip2))).toEqual([subOwner(w.sub1), subOwner(sub2)]);
+    expect(owners(await live(w.ip1))).toEqual([subOwner(w.sub1)]);
+    expect(writes(w.ns).map((e) => `${e.verb} ${e.objectRef?.name} ${e.responseStatus?.code}`)).toEqual([`patch ${w.ip2.metadata.name} 200`]);
   });
 
   it('garbage collection then works as OLM intends: deleting etcd keeps the plan prometheus needs; deleting both collects it', async () => {
