@@ -31,10 +31,7 @@ function targets(t: ResourceTrigger): TargetRef[] {
     // Subscription is the hint: the plan it names is read first, and if that plan already holds
     // this very claim, nothing else is read.
     if (!t.object) return [t.ref];
-    const uid = t.object.metadata.uid;
-    const rv = t.object.metadata.resourceVersion;
-    if (!installPlanOf(t.object)) return [];
-    return [typeof uid === 'string' && typeof rv === 'string' ? { ...t.ref, hint: { key: `${uid}@${rv}`, object: t.object } } : t.ref];
+    return installPlanOf(t.object) ? [{ ...t.ref, hint: { object: t.object } }] : [];
   }
   return [];
 }

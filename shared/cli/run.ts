@@ -1,8 +1,12 @@
 /**
  * olm-medic CLI, for clusters not on Knative yet (uses the current kubeconfig):
- *   olm-medic sweep  [--dry-run] [--function NAME]... [--namespace NS] [-o table|json]
- *   olm-medic replay FILE.jsonl [--dry-run] [--function NAME]... [-o table|json]
- * Exit codes: 0 clean (nothing to do), 3 acted (or would have, in dry-run), 1 failed, 2 usage.
+ *   olm-medic sweep  [--dry-run] [--function NAME]... [--namespace NS] [--wait SECONDS] [-o table|json]
+ *   olm-medic replay FILE.jsonl [--dry-run] [--function NAME]... [--wait SECONDS] [-o table|json]
+ * A run finishes what it starts: targets that asked to be looked at again (waiting for garbage
+ * collection, a fence, OLM's own retry) are re-checked when due, for up to --wait seconds (default
+ * 120; 0: not at all); each row shows a target's latest outcome.
+ * Exit codes: 0 clean (nothing to do), 3 acted (or would have, in dry-run) and finished, 4 still in
+ * progress when --wait ran out (re-run later), 1 failed, 2 usage.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -14,10 +18,12 @@ import { decodeEvent } from '../events/decode.js';
 import { parseJsonl } from '../events/jsonl.js';
 import { createRuntime } from '../wiring.js';
 
-export const EXIT = { clean: 0, failed: 1, usage: 2, acted: 3 } as const;
+export const EXIT = { clean: 0, failed: 1, usage: 2, acted: 3, inProgress: 4 } as const;
 
-const USAGE = `usage: olm-medic sweep  [--dry-run] [--function NAME]... [--namespace NS] [-o table|json]
-       olm-medic replay FILE.jsonl [--dry-run] [--function NAME]... [-o table|json]`;
+const DEFAULT_WAIT_SECONDS = 120;
+
+const USAGE = `usage: olm-medic sweep  [--dry-run] [--function NAME]... [--namespace NS] [--wait SECONDS] [-o table|json]
+       olm-medic replay FILE.jsonl [--dry-run] [--function NAME]... [--wait SECONDS] [-o table|json]`;
 
 export interface CliIo {
   out: (s: string) => void;
@@ -35,6 +41,7 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
         'dry-run': { type: 'boolean' },
         function: { type: 'string', multiple: true },
         namespace: { type: 'string' },
+        wait: { type: 'string' },
         output: { type: 'string', short: 'o', default: 'table' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -47,6 +54,11 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
   if (args.values.help) return io.out(USAGE), EXIT.clean;
   if ((cmd !== 'sweep' && cmd !== 'replay') || (cmd === 'replay' && !file) || !['table', 'json'].includes(args.values.output!)) {
     io.err(USAGE);
+    return EXIT.usage;
+  }
+  const wait = args.values.wait === undefined ? DEFAULT_WAIT_SECONDS : Number(args.values.wait);
+  if (!/^\d+$/.test(args.values.wait ?? '0') || !Number.isSafeInteger(wait)) {
+    io.err(`--wait must be a whole number of seconds, not ${JSON.stringify(args.values.wait)}\n${USAGE}`);
     return EXIT.usage;
   }
   const env = {
@@ -63,13 +75,20 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
     io.err(e instanceof ConfigError ? e.message : `cannot start: ${e instanceof Error ? e.message : e}`);
     return EXIT.usage;
   }
-  const outcomes: Outcome[] = [];
+  let outcomes: Outcome[] = [];
+  let pending: string[] = [];
   try {
     if (cmd === 'sweep') {
       outcomes.push(...(await rt.engine.handle({ kind: 'sweep', ...(args.values.namespace ? { namespace: args.values.namespace } : {}), meta: { id: 'cli', source: 'olm-medic-cli', type: 'io.olm-medic.sweep' } })));
     } else {
       const events = parseJsonl(readFileSync(file!, 'utf8'), file);
       for (const ev of events) outcomes.push(...(await rt.engine.handle(decodeEvent(ev))));
+    }
+    // Finish what the run started: follow the re-checks it scheduled (a dry run starts nothing).
+    if (!rt.config.dryRun) {
+      const followed = await rt.engine.drain(Date.now() + wait * 1000);
+      pending = followed.pending;
+      outcomes = latest(outcomes, followed.rechecked);
     }
   } catch (e) {
     io.err(`${cmd} failed: ${e instanceof Error ? e.message : e}`);
@@ -78,14 +97,30 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
     rt.engine.close();
   }
   const shown = outcomes.filter((o) => o.status !== 'noop' && o.status !== 'ignored' && o.status !== 'gone');
-  if (args.values.output === 'json') io.out(JSON.stringify({ dryRun: rt.config.dryRun, outcomes: shown, total: outcomes.length }, null, 2));
-  else io.out(table(shown, outcomes.length, rt.config.dryRun));
+  if (args.values.output === 'json') io.out(JSON.stringify({ dryRun: rt.config.dryRun, outcomes: shown, total: outcomes.length, inProgress: pending }, null, 2));
+  else io.out(table(shown, outcomes.length, rt.config.dryRun, pending, wait));
   if (outcomes.some((o) => o.status === 'failed' || o.status === 'transient')) return EXIT.failed;
+  if (pending.length) return EXIT.inProgress;
   if (outcomes.some((o) => ['acted', 'dry-run', 'refused', 'deferred', 'requeued', 'rate-limited'].includes(o.status))) return EXIT.acted;
   return EXIT.clean;
 }
 
-function table(rows: Outcome[], total: number, dryRun: boolean): string {
+/**
+ * Each target's latest outcome: a re-check replaces the first outcome of the same target, but what
+ * the first did stays visible (a re-check that finds nothing left to do still reports "acted").
+ */
+function latest(first: Outcome[], rechecked: Outcome[]): Outcome[] {
+  const key = (o: Outcome): string => `${o.function ?? ''}|${o.target ?? ''}`;
+  const byKey = new Map(rechecked.map((o) => [key(o), o]));
+  return first.map((o) => {
+    const r = byKey.get(key(o));
+    if (!r) return o;
+    const quiet = r.status === 'noop' || r.status === 'gone';
+    return quiet ? { ...o, requeueAfterSeconds: undefined, reason: `${o.reason}; then ${r.status}: ${r.reason}` } : { ...r, actions: [...(o.actions ?? []), ...(r.actions ?? [])] };
+  });
+}
+
+function table(rows: Outcome[], total: number, dryRun: boolean, pending: string[], wait: number): string {
   const head = ['FUNCTION', 'TARGET', 'RESULT', 'ACTIONS', 'REASON'];
   const body = rows.map((o) => [
     o.function ?? '-',
@@ -97,6 +132,7 @@ function table(rows: Outcome[], total: number, dryRun: boolean): string {
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
   const fmt = (r: string[]): string => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
   const summary = `${total} checked, ${rows.length} finding(s)${dryRun ? ' (dry-run: nothing was changed)' : ''}`;
-  return rows.length ? [fmt(head), ...body.map(fmt), '', summary].join('\n') : `clean: ${summary}`;
+  const progress = pending.length ? [`still in progress after ${wait} s (run again later): ${pending.join(', ')}`] : [];
+  return rows.length ? [fmt(head), ...body.map(fmt), '', summary, ...progress].join('\n') : [`clean: ${summary}`, ...progress].join('\n');
 }
 

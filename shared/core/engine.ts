@@ -11,7 +11,7 @@ import { InvalidValue } from '../kube/validate.js';
 import { refString, type Reader, type Ref } from '../kube/types.js';
 import type { Execute } from './executor.js';
 import type { ActionResult, Outcome } from './outcome.js';
-import type { AnyFunction, FunctionOptions, PlanContext, PlanPolicy } from './types.js';
+import { withoutHint, type AnyFunction, type FunctionOptions, type PlanContext, type PlanPolicy, type TargetRef } from './types.js';
 import { RecentSet, Requeuer, KeyedMutex, forEachLimited } from './scheduling.js';
 
 export interface EngineDeps {
@@ -38,6 +38,13 @@ export interface Engine {
   /** Whether handle(trigger, only) would answer "duplicate of an event already handled" now. */
   isDuplicate(trigger: Trigger, only?: readonly string[]): boolean;
   reconcile(fn: AnyFunction, ref: Ref): Promise<Outcome>;
+  /**
+   * Follows the re-checks already scheduled (requeues, and the re-checks those schedule) until none
+   * is left or `untilMs` (epoch ms) passes: the CLI's way to finish what a sweep started. Returns the
+   * latest outcome of every target re-checked meanwhile and the targets still scheduled at the end
+   * (`function|Kind/namespace/name`).
+   */
+  drain(untilMs: number): Promise<{ rechecked: Outcome[]; pending: string[] }>;
   /** Stops pending requeue timers (shutdown, tests). */
   close(): void;
 }
@@ -48,6 +55,12 @@ export function createEngine(deps: EngineDeps): Engine {
   const kinds = new Set(functions.flatMap((f) => f.kinds));
   const requeuer = new Requeuer(1_000);
   const mutex = new KeyedMutex();
+  /** Requeued reconciles under way, their keys (drain waits for them). */
+  const rechecking = new Map<Promise<void>, string>();
+  const scheduled = new Set<string>();
+  /** While draining: the latest outcome of each re-checked target, and a wake-up for the drain loop. */
+  let drained: Map<string, Outcome> | undefined;
+  let wake: (() => void) | undefined;
 
   async function reconcile(fn: AnyFunction, ref: Ref, chain = true): Promise<Outcome> {
     const outcome = await reconcileKey(fn, ref);
@@ -63,20 +76,32 @@ export function createEngine(deps: EngineDeps): Engine {
     return outcome;
   }
 
-  async function reconcileKey(fn: AnyFunction, ref: Ref): Promise<Outcome> {
+  async function reconcileKey(fn: AnyFunction, ref: TargetRef): Promise<Outcome> {
     const key = `${fn.name}|${refString(ref)}`;
+    // Re-checks look at live state, never at the claim of the event that started them.
+    const live = withoutHint(ref);
     return mutex.run(key, async () => {
       let outcome = await reconcileOnce(fn, ref);
       // Many follow-ups (GC of cluster-scoped objects, finalizer removal) are ready at once: look
       // again right away a few times before falling back to a timer.
       for (let pass = 0; pass < deps.followUps && outcome.status === 'acted' && outcome.requeueAfterSeconds; pass++) {
-        const next = await reconcileOnce(fn, ref);
+        const next = await reconcileOnce(fn, live);
         outcome = merge(outcome, next);
       }
       if (outcome.requeueAfterSeconds && ['requeued', 'acted', 'deferred', 'refused', 'rate-limited'].includes(outcome.status)) {
+        const before = requeuer.size;
         requeuer.schedule(key, outcome.requeueAfterSeconds * 1000, () => {
-          reconcile(fn, ref).catch((e) => log.error({ err: e, fn: fn.name }, 'requeued reconcile failed'));
+          scheduled.delete(key);
+          const p: Promise<void> = reconcile(fn, live)
+            .then((o) => void drained?.set(key, o))
+            .catch((e) => log.error({ err: e, fn: fn.name }, 'requeued reconcile failed'))
+            .finally(() => {
+              rechecking.delete(p);
+              wake?.();
+            });
+          rechecking.set(p, key);
         });
+        if (requeuer.size > before) scheduled.add(key);
       }
       return outcome;
     });
@@ -201,7 +226,29 @@ export function createEngine(deps: EngineDeps): Engine {
       if (trigger.kind === 'sweep') return handleSweep(trigger);
       return [{ status: 'ignored', reason: `event type ${trigger.meta.type} is not handled` }];
     },
-    close: () => requeuer.close(),
+    async drain(untilMs) {
+      drained = new Map();
+      try {
+        while ((requeuer.size > 0 || rechecking.size > 0) && Date.now() < untilMs) {
+          // A referenced timer keeps the process alive until the deadline (requeue timers are unref'd).
+          await new Promise<void>((resolve) => {
+            const t = setTimeout(resolve, Math.max(0, untilMs - Date.now()));
+            wake = () => {
+              clearTimeout(t);
+              resolve();
+            };
+          });
+          wake = undefined;
+        }
+        return { rechecked: [...drained.values()], pending: [...new Set([...scheduled, ...rechecking.values()])] };
+      } finally {
+        drained = undefined;
+      }
+    },
+    close: () => {
+      requeuer.close();
+      scheduled.clear();
+    },
   };
 }
 

@@ -69,6 +69,10 @@ export class Requeuer {
     t.unref();
     this.timers.set(key, t);
   }
+  /** Re-checks scheduled and not yet started. */
+  get size(): number {
+    return this.timers.size;
+  }
   close(): void {
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();

@@ -7,6 +7,7 @@
  * Every write a plan asks for is performed by the executor (executor.ts), nowhere else.
  */
 import type { ResourceTrigger } from '../events/types.js';
+import { createHash } from 'node:crypto';
 import { refString, type KubeObject, type ObjectMeta, type Reader, type Ref } from '../kube/types.js';
 
 /** The object an action writes, with the preconditions the write carries. */
@@ -108,20 +109,23 @@ export interface ObserveContext extends PlanContext {
 /**
  * What an event points a function at: an object, and optionally what the event said about it.
  * The hint may let observe() conclude "nothing to do" with fewer reads (it is an event's claim:
- * never a reason to act — any finding is re-read live). Events with different hints are never
- * coalesced into one run (targetKey), so no event's claim is decided by another's.
+ * never a reason to act — any finding is re-read live). Events are coalesced into one run only when
+ * their hints are identical (targetKey digests the whole object), so no event's claim is decided by
+ * another's; re-checks (requeues, follow-ups) carry no hint (withoutHint): they look at live state.
  */
 export interface TargetRef extends Ref {
-  hint?: {
-    /** Identifies the claim (e.g. the object's uid and resourceVersion in the event). */
-    key: string;
-    object: KubeObject;
-  };
+  hint?: { object: KubeObject };
 }
 
-/** The coalescing key of a target: its object, and its hint's key if any. */
+/** The coalescing key of a target: its object, and a digest of its hint's whole claim if any. */
 export function targetKey(r: TargetRef): string {
-  return r.hint ? `${refString(r)}#${r.hint.key}` : refString(r);
+  return r.hint ? `${refString(r)}#${createHash('sha256').update(JSON.stringify(r.hint.object)).digest('base64')}` : refString(r);
+}
+
+/** The same target without the event's claim (what a later re-check must look at). */
+export function withoutHint(r: TargetRef): Ref {
+  const { hint: _hint, ...ref } = r;
+  return ref;
 }
 
 /** Per-function settings (fences, grace periods, opt-ins), validated at start-up. */

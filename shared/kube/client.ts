@@ -226,9 +226,9 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
     async *list<T extends KubeObject>(apiVersion: string, kind: string, opts: ListOptions = {}): AsyncIterable<T> {
       const info = resourceFor(apiVersion, kind);
       const path = resourcePath(info, opts.namespace);
-      type Page = { items?: T[]; metadata?: { continue?: string } };
-      const fetchPage = (cont: string | undefined): Promise<Page> => {
-        const p = request({
+      let cont: string | undefined;
+      do {
+        const page = (await request({
           method: HttpMethod.GET,
           path,
           verb: 'list',
@@ -239,22 +239,11 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
             limit: String(opts.pageSize ?? 500),
             continue: cont,
           },
-        }) as Promise<Page>;
-        // Awaited below; a caller that stops early leaves the page ahead unread, and its failure unhandled-free.
-        p.catch(() => undefined);
-        return p;
-      };
-      let next: Promise<Page> | undefined = fetchPage(undefined);
-      while (next) {
-        const page: Page = await next;
-        const cont = page.metadata?.continue || undefined;
-        // One page ahead: the next page is on its way while this one is handed out (client-go's
-        // pager buffers pages the same way), so a long list costs the apiserver's time per page,
-        // not the apiserver's plus this process's.
-        next = cont ? fetchPage(cont) : undefined;
+        })) as { items?: T[]; metadata?: { continue?: string } };
         // List items carry no apiVersion/kind; restore them so callers can build refs.
         for (const item of page.items ?? []) yield { ...item, apiVersion, kind };
-      }
+        cont = page.metadata?.continue || undefined;
+      } while (cont);
     },
 
     async delete(ref: Ref, opts: DeleteOptions): Promise<'deleted' | 'pending' | 'gone'> {

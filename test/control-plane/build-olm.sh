@@ -62,6 +62,28 @@ func olmMedicLoopback(port string) string {
 GO
 }
 
+build_opm() { # version -> $root/olm-<version>/opm (or opm.unbuildable)
+  local v=$1 out="$root/olm-$1" src="$root/src/olm-$1"
+  mkdir -p "$out"
+  [ -x "$out/opm" ] || [ -f "$out/opm.unbuildable" ] && return
+  prepare_src "$v"
+  local reg t1=$SECONDS
+  reg=$(sed -nE 's#^[[:space:]]*github.com/operator-framework/operator-registry (v[^ ]+).*#\1#p' "$src/go.mod" | head -1)
+  log "building opm $reg (required by OLM $v)..."
+  # The unpack pod's opm is the --opmImage, independent of OLM's go.mod; if this version's opm does not
+  # build with today's Go (operator-registry v1.17.5, OLM v0.25.0: generics under go 1.16 language
+  # rules), the bed uses the catalog-server version's opm instead (bed.ts), built below.
+  if (cd "$src" && CGO_ENABLED=1 GOFLAGS=-mod=mod go build -trimpath -tags json1,containers_image_openpgp \
+    -ldflags "-s -w" -o "$out/opm.tmp" github.com/operator-framework/operator-registry/cmd/opm) >&2; then
+    mv "$out/opm.tmp" "$out/opm"
+    echo "$reg" >"$out/opm.version"
+    log "built opm $reg in $((SECONDS - t1))s"
+  else
+    echo "$reg" >"$out/opm.unbuildable"
+    log "opm $reg does not build with $(go env GOVERSION); OLM $v will use the $CATALOG_SERVER_OLM bed's opm"
+  fi
+}
+
 build_olm() { # version
   local v=$1 out="$root/olm-$1" src="$root/src/olm-$1"
   mkdir -p "$out"
@@ -77,23 +99,7 @@ build_olm() { # version
     touch "$out/.loopback"
     log "built OLM $v catalog + olm in $((SECONDS - t0))s"
   fi
-  if [ ! -x "$out/opm" ] && [ ! -f "$out/opm.unbuildable" ]; then
-    local reg t1=$SECONDS
-    reg=$(sed -nE 's#^[[:space:]]*github.com/operator-framework/operator-registry (v[^ ]+).*#\1#p' "$src/go.mod" | head -1)
-    log "building opm $reg (required by OLM $v)..."
-    # The unpack pod's opm is the --opmImage, independent of OLM's go.mod; if this version's opm does not
-    # build with today's Go (operator-registry v1.17.5, OLM v0.25.0: generics under go 1.16 language
-    # rules), the bed uses the catalog-server version's opm instead (bed.ts).
-    if (cd "$src" && CGO_ENABLED=1 GOFLAGS=-mod=mod go build -trimpath -tags json1,containers_image_openpgp \
-      -ldflags "-s -w" -o "$out/opm.tmp" github.com/operator-framework/operator-registry/cmd/opm) >&2; then
-      mv "$out/opm.tmp" "$out/opm"
-      echo "$reg" >"$out/opm.version"
-      log "built opm $reg in $((SECONDS - t1))s"
-    else
-      echo "$reg" >"$out/opm.unbuildable"
-      log "opm $reg does not build with $(go env GOVERSION); OLM $v will use the $CATALOG_SERVER_OLM bed's opm"
-    fi
-  fi
+  build_opm "$v"
   if [ ! -f "$out/crds/.ready" ]; then # the operator-framework/api CRDs this OLM requires
     local api apidir
     api=$(sed -nE 's#^[[:space:]]*github.com/operator-framework/api (v[^ ]+).*#\1#p' "$src/go.mod" | head -1)
@@ -158,4 +164,9 @@ for v in "${versions[@]}"; do
   build_olm "$v"
   if [ $first = 1 ] && [ "${OLM_BED_EXTRAS:-1}" = 1 ]; then build_catalog_server; build_kwok; build_scheduler; fi
   first=0
+done
+# A version whose own opm does not build borrows the catalog-server version's (bed.ts opmFor): make
+# sure it is there even when that version's OLM is not part of this run.
+for v in "${versions[@]}"; do
+  if [ -f "$root/olm-$v/opm.unbuildable" ]; then build_opm "$CATALOG_SERVER_OLM"; break; fi
 done

@@ -41,6 +41,7 @@ function gatedEngine() {
     wants: (_a, k) => k === 'Job' || k === 'Node',
     isDuplicate: () => false,
     reconcile: async () => ({ status: 'noop', reason: '' }),
+    drain: async () => ({ rechecked: [], pending: [] }),
     close: () => {},
   };
   const releaseAll = async (): Promise<void> => {
@@ -79,7 +80,7 @@ describe('admission', () => {
     const hinted = {
       name: 'h',
       kinds: ['v1/Job'],
-      targets: (t: ResourceTrigger) => [{ ...t.ref, hint: { key: t.object!.metadata.resourceVersion!, object: t.object! } }],
+      targets: (t: ResourceTrigger) => [{ ...t.ref, hint: { object: t.object! } }],
     } as unknown as AnyFunction;
     const a = withAdmission(g.engine, { functions: [hinted], maxInFlight: 1, maxQueued: 10, retryAfterSeconds: 2 });
     const p1 = a.handle(ev('Job', 'x', '1'));

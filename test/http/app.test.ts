@@ -30,6 +30,9 @@ class StubEngine implements Engine {
   isDuplicate(): boolean {
     return false;
   }
+  async drain(): Promise<{ rechecked: Outcome[]; pending: string[] }> {
+    return { rechecked: [], pending: [] };
+  }
   close(): void {}
 }
 

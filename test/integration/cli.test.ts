@@ -8,7 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toJsonl } from '../../shared/events/jsonl.js';
-import { missingOwner, staleUnpackJob } from '../scenarios/seeds.js';
+import { missingOwner, staleUnpackJob, uninstallLeftovers } from '../scenarios/seeds.js';
+import * as olm from '../fixtures/olm-objects.js';
+import { refOf, type KubeObject } from '../../shared/kube/types.js';
 import { testCluster } from '../support/cluster.js';
 import { loadStream } from '../support/streams.js';
 
@@ -61,6 +63,26 @@ describe('olm-medic CLI', () => {
     expect(res.code, res.stderr + res.stdout).toBe(3);
     expect(res.stdout).toContain('delete Job/');
     expect(await s.healed()).toBe(true);
+  });
+
+  it('a sweep finishes what it starts: uninstall leftovers are gone when it returns (exit 3, healed); a target still waiting when --wait runs out is reported in progress (exit 4)', async () => {
+    const id = `clw${Math.random().toString(36).slice(2, 5)}`;
+    const s = await uninstallLeftovers(c.admin, id);
+    const done = await cli(['sweep', '--function', 'finalizer-cleanup', '--namespace', s.namespaces[0]!, '-o', 'json']);
+    expect(done.code, done.stderr + done.stdout).toBe(3);
+    expect((JSON.parse(done.stdout) as { inProgress: string[] }).inProgress).toEqual([]);
+    expect(await s.healed()).toBe(true);
+
+    // An InstallPlan owned by its Subscription but missing the component label, created just now:
+    // ownerref-repair waits out OLM's adoption grace (120 s) before labelling it.
+    const ns = await c.namespace('clw');
+    const sub = await c.admin.create(olm.subscription({ namespace: ns, name: 'etcd', package: 'etcd', source: 'operatorhubio-catalog', sourceNamespace: 'olm' }) as KubeObject, { dryRun: false });
+    const ip = await c.admin.create(olm.installPlan({ namespace: ns, csvNames: ['etcdoperator.v0.9.4'], ownerSubs: [{ name: 'etcd', uid: sub.metadata.uid! }] }) as KubeObject, { dryRun: false });
+    await c.admin.mergePatch(refOf(sub), { status: olm.subscriptionStatus({ currentCSV: 'etcdoperator.v0.9.4', installPlan: { name: ip.metadata.name, namespace: ns, uid: ip.metadata.uid! } }) }, { dryRun: false, subresource: 'status' });
+    const waiting = await cli(['sweep', '--namespace', ns, '--wait', '1']);
+    expect(waiting.code, waiting.stderr + waiting.stdout).toBe(4);
+    expect(waiting.stdout).toContain(`still in progress after 1 s (run again later): ownerref-repair|InstallPlan/${ns}/${ip.metadata.name}`);
+    expect((await cli(['sweep', '--namespace', ns, '--wait', 'soon'])).code).toBe(2);
   });
 
   it('exits 1 when the cluster is unreachable and 2 on usage errors', async () => {

@@ -11,7 +11,6 @@
  *   N4 job-conflict observe: OperatorGroup lists fan out unbounded (one per subscriber namespace, all
  *      at once, each on a new connection); before a25a448 they ran one at a time.
  * `describe('safe …')`: passing regressions for hypotheses that were checked and found safe.
- * `describe('list pages one ahead …')`: the client's list asks for page n+1 while page n is read.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -638,69 +637,4 @@ describe('safe: node:https transport', () => {
     }
   });
 
-});
-
-describe('list pages one ahead (shared/kube/client.ts list)', () => {
-  const CM_PATH = '/api/v1/namespaces/n/configmaps';
-  /** Pages of `per` ConfigMaps; page k's continue token is `p<k+1>`; `fail` answers that page 500. */
-  function pagedServer(pages: number, per: number, fail?: number) {
-    return rawServer((req, socket) => {
-      const url = new URL(req.path, 'http://x');
-      const k = Number((url.searchParams.get('continue') ?? 'p0').slice(1));
-      if (k === fail) {
-        const body = JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'InternalError', code: 500, message: 'boom' });
-        socket.write(head('500 Internal Server Error', { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }) + body);
-        return;
-      }
-      const items = Array.from({ length: per }, (_, i) => ({ metadata: { name: `c${k}-${i}`, namespace: 'n' } }));
-      const body = JSON.stringify({ kind: 'ConfigMapList', apiVersion: 'v1', metadata: k + 1 < pages ? { continue: `p${k + 1}` } : {}, items });
-      socket.write(head('200 OK', { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }) + body);
-    });
-  }
-  const pageOf = (r: RawRequest): string => new URL(r.path, 'http://x').searchParams.get('continue') ?? 'p0';
-
-  it('hands out every item in order, asking for the next page while the current one is read', async () => {
-    const srv = await pagedServer(3, 2);
-    try {
-      const it = kubeAt(srv.url).list('v1', 'ConfigMap', { namespace: 'n' })[Symbol.asyncIterator]();
-      const first = await it.next();
-      expect(first.value?.metadata.name).toBe('c0-0');
-      // The caller holds page 0's first item: page 1 is already asked for (one ahead, not more).
-      for (let i = 0; i < 50 && srv.requests.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
-      expect(srv.requests.map(pageOf)).toEqual(['p0', 'p1']);
-      const rest: string[] = [];
-      for (let r = await it.next(); !r.done; r = await it.next()) rest.push(r.value.metadata.name);
-      expect([first.value!.metadata.name, ...rest]).toEqual(['c0-0', 'c0-1', 'c1-0', 'c1-1', 'c2-0', 'c2-1']);
-      expect(srv.requests.map(pageOf)).toEqual(['p0', 'p1', 'p2']);
-      expect(srv.requests.every((r) => r.path.startsWith(`${CM_PATH}?`) && r.path.includes('limit=500'))).toBe(true);
-    } finally {
-      await srv.close();
-    }
-  });
-
-  it('a failing next page reaches a caller that reads on as an error (items before it were handed out); a caller that stopped earlier never sees it, and nothing is left unhandled', async () => {
-    const srv = await pagedServer(3, 2, 1);
-    try {
-      const seen: string[] = [];
-      const e = await errorOf(
-        (async () => {
-          for await (const o of kubeAt(srv.url).list('v1', 'ConfigMap', { namespace: 'n' })) seen.push(o.metadata.name);
-        })(),
-      );
-      expect(seen).toEqual(['c0-0', 'c0-1']);
-      expect(e).toBeInstanceOf(KubeError);
-      expect((e as KubeError).status).toBe(500);
-      // Stops after one item: the page ahead (failing) was asked for and is dropped quietly.
-      const before = srv.requests.length;
-      for await (const o of kubeAt(srv.url).list('v1', 'ConfigMap', { namespace: 'n' })) {
-        expect(o.metadata.name).toBe('c0-0');
-        break;
-      }
-      for (let i = 0; i < 50 && srv.requests.length < before + 2; i++) await new Promise((r) => setTimeout(r, 5));
-      expect(srv.requests.slice(before).map(pageOf)).toEqual(['p0', 'p1']);
-      await new Promise((r) => setTimeout(r, 20)); // an unhandled rejection would fail the run here
-    } finally {
-      await srv.close();
-    }
-  });
 });
