@@ -2,9 +2,9 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Real OLM (built by test/control-plane/build-olm.sh) on its own control plane with a scheduler and
- * kwok; one OLM at a time, so files run one after another. Opt-in (`npm run test:olm`) until its cold
- * build fits CI's budget with margin (see README; the v0.28 healthy-install timeout was the bed's kwok
- * Node heartbeat, fixed).
+ * kwok; one OLM at a time, so files run one after another. Run by `npm run test:olm`, which `npm test`
+ * runs after everything else (a second vitest run: vitest starts every project's global setup before
+ * any test, and this bed's build and control plane must not load the timing-sensitive suites).
  */
 const olmProject = {
   test: {

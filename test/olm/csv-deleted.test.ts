@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { csvPhase, namespace, startOlm, subscribe, type OlmBed } from './bed.js';
+import { csvPhase, namespace, startOlm, subscribe, type OlmBed, forgetInstalls } from './bed.js';
 import { until } from './procs.js';
 import { paths, type Obj } from './rest.js';
 import { cli, describeWrite, runVersions, startMedic, writesBy, type Medic } from './support.js';
@@ -33,13 +33,18 @@ describe.each(versions)('real OLM %s: CSV deleted while olm-operator is down', (
     olm = await startOlm(version);
     medic = await startMedic({ OLM_MEDIC_FINALIZER_CLEANUP_ORPHAN_GRACE_SECONDS: '0' });
   });
+  const made: string[] = [];
   afterAll(async () => {
+    // The next file must find a cluster without this file's installs (a later OLM version would adopt
+    // them: v0.46 adds its CSV finalizer to v0.25's CSVs, and a cluster-wide sweep then acts on them).
+    if (olm) await forgetInstalls(olm.admin, made);
     await medic?.stop();
     await olm?.stop();
   });
 
   it(version === 'v0.25.0' ? 'orphans cluster RBAC; olm-medic cleans it; OLM has nothing left to do' : 'olm-medic defers to OLM\'s finalizer (zero writes); OLM cleans up when back', async () => {
     const ns = await namespace(olm.admin, 'csv-del');
+    made.push(ns);
     await subscribe(olm.admin, ns, 'medic-beta');
     await until(async () => (await csvPhase(olm.admin, ns, CSV)) === 'Succeeded', `${ns}: ${CSV} Succeeded`, 240_000, olm.procs());
     const csv = (await olm.admin.get<Obj>(paths.olm(ns, 'clusterserviceversions', CSV)))!;
