@@ -23,6 +23,8 @@ import { startUnpacker, type Unpacker } from './unpacker.js';
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'olm-catalog');
 export const CATALOG = { name: 'medic-catalog', namespace: 'olm' } as const;
+/** catalog-operator's default --bundle-unpack-timeout in the bed (an unpack Job's activeDeadlineSeconds). */
+export const UNPACK_TIMEOUT_SECONDS = 45;
 export const LONG_PACKAGE = 'medic-operator-with-a-deliberately-long-package-name';
 export const bundleImage = (pkg: string, version: string): string => `registry.invalid/olm-medic/${pkg}-bundle:v${version}`;
 
@@ -106,7 +108,7 @@ export async function startOlm(version: string, opts: StartOlmOptions = {}): Pro
       '--configmapServerImage=registry.invalid/olm-medic/configmap-server:test',
       '--opmImage=registry.invalid/olm-medic/opm:test',
       '--util-image=registry.invalid/olm-medic/util:test',
-      `--bundle-unpack-timeout=${opts.unpackTimeout ?? '45s'}`,
+      `--bundle-unpack-timeout=${opts.unpackTimeout ?? `${UNPACK_TIMEOUT_SECONDS}s`}`,
     ], join(cp.dir, `catalog-operator-${current}.log`), { OLM_MEDIC_METRICS_PORT: String(await freePort()) }, { restart: true });
   };
   const startOlmOperator = async (): Promise<void> => {

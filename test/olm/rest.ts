@@ -57,6 +57,15 @@ export function restFromKubeconfig(path: string): Rest {
   const token: string = cfg.users[0].user.token;
   const dispatcher = new Agent({ connect: { ca } });
   const request = async <T>(method: string, p: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: T }> => {
+    // 429 (e.g. "storage is (re)initializing" right after the bed re-applies OLM's CRDs for another
+    // version) is retried after its Retry-After, as any Kubernetes client does (at most ~20 s).
+    for (let attempt = 1; ; attempt++) {
+      const r = await once<T>(method, p, body, contentType);
+      if (r.status !== 429 || attempt >= 20) return r;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  };
+  const once = async <T>(method: string, p: string, body: unknown, contentType: string): Promise<{ status: number; body: T }> => {
     const res = await fetch(`${server}${p}`, {
       method,
       headers: { authorization: `Bearer ${token}`, 'content-type': contentType, accept: 'application/json' },
