@@ -57,6 +57,23 @@ async function drain(it: AsyncIterable<KubeObject>): Promise<string[]> {
   return out;
 }
 
+type Manual = ReturnType<typeof manualReader>;
+
+/**
+ * The scene most cases share: a first shared list is running when `ask()` takes its callers' lists
+ * (so they wait for the next one); then the first list ends. Returns what `ask` made and the second
+ * list — theirs — for the test to feed.
+ */
+async function askWhileOneRuns<T>(m: Manual, r: Reader, ask: () => T): Promise<{ asked: T; next: Manual['lists'][number] }> {
+  const running = drain(r.list('v1', 'ConfigMap', { shared: true }));
+  await tick();
+  const asked = ask();
+  m.lists[0]!.end();
+  await running;
+  await tick();
+  return { asked, next: m.lists[1]! };
+}
+
 describe('shareLists', () => {
   it('a list without `shared` is never shared', async () => {
     const m = manualReader();
@@ -115,17 +132,16 @@ describe('shareLists', () => {
   it('a reader that stops early neither stalls the others nor leaks the list; the last one leaving stops the read', async () => {
     const m = manualReader();
     const r = shareLists(m.reader);
-    const running = drain(r.list('v1', 'ConfigMap', { shared: true }));
-    await tick();
-    const quitter = (async () => {
-      for await (const o of r.list('v1', 'ConfigMap', { shared: true })) return o.metadata.name;
-      return undefined;
-    })();
-    const stayer = drain(r.list('v1', 'ConfigMap', { shared: true }));
-    m.lists[0]!.end();
-    await running;
-    await tick();
-    const l = m.lists[1]!;
+    const {
+      asked: [quitter, stayer],
+      next: l,
+    } = await askWhileOneRuns(m, r, () => [
+      (async () => {
+        for await (const o of r.list('v1', 'ConfigMap', { shared: true })) return o.metadata.name;
+        return undefined;
+      })(),
+      drain(r.list('v1', 'ConfigMap', { shared: true })),
+    ] as const);
     l.push(obj('a'));
     l.push(obj('b'));
     l.push(obj('c'));
@@ -160,15 +176,12 @@ describe('shareLists', () => {
   it('an error reaches every reader of that list', async () => {
     const m = manualReader();
     const r = shareLists(m.reader);
-    const running = drain(r.list('v1', 'ConfigMap', { shared: true }));
-    await tick();
-    const a = drain(r.list('v1', 'ConfigMap', { shared: true }));
-    const b = drain(r.list('v1', 'ConfigMap', { shared: true }));
-    m.lists[0]!.end();
-    await running;
-    await tick();
-    m.lists[1]!.push(obj('a'));
-    m.lists[1]!.end(new Error('apiserver unreachable'));
+    const {
+      asked: [a, b],
+      next,
+    } = await askWhileOneRuns(m, r, () => [drain(r.list('v1', 'ConfigMap', { shared: true })), drain(r.list('v1', 'ConfigMap', { shared: true }))] as const);
+    next.push(obj('a'));
+    next.end(new Error('apiserver unreachable'));
     await expect(a).rejects.toThrow('apiserver unreachable');
     await expect(b).rejects.toThrow('apiserver unreachable');
   });
@@ -176,14 +189,10 @@ describe('shareLists', () => {
   it('a caller that takes its list and begins reading late reads a list of its own (items others passed are gone), started after it asked', async () => {
     const m = manualReader();
     const r = shareLists(m.reader);
-    const running = drain(r.list('v1', 'ConfigMap', { shared: true }));
-    await tick();
-    const fast = drain(r.list('v1', 'ConfigMap', { shared: true }));
-    const lateIt = r.list('v1', 'ConfigMap', { shared: true })[Symbol.asyncIterator]();
-    m.lists[0]!.end();
-    await running;
-    await tick();
-    const l = m.lists[1]!;
+    const {
+      asked: [fast, lateIt],
+      next: l,
+    } = await askWhileOneRuns(m, r, () => [drain(r.list('v1', 'ConfigMap', { shared: true })), r.list('v1', 'ConfigMap', { shared: true })[Symbol.asyncIterator]()] as const);
     for (const n of ['a', 'b', 'c']) l.push(obj(n));
     l.end();
     expect(await fast).toEqual(['a', 'b', 'c']);
@@ -214,15 +223,15 @@ describe('shareLists', () => {
   it('a slow reader does not hold back a fast one (items are buffered, then dropped once all passed them)', async () => {
     const m = manualReader();
     const r = shareLists(m.reader);
-    const running = drain(r.list('v1', 'ConfigMap', { shared: true }));
-    await tick();
-    const fast = drain(r.list('v1', 'ConfigMap', { shared: true }));
-    const slowIt = r.list('v1', 'ConfigMap', { shared: true })[Symbol.asyncIterator]();
-    const slowFirst = slowIt.next(); // begins now, then reads nothing until the fast one is done
-    m.lists[0]!.end();
-    await running;
-    await tick();
-    const l = m.lists[1]!;
+    const {
+      asked: [fast, slowIt, slowFirst],
+      next: l,
+    } = await askWhileOneRuns(m, r, () => {
+      const fastOne = drain(r.list('v1', 'ConfigMap', { shared: true }));
+      const it = r.list('v1', 'ConfigMap', { shared: true })[Symbol.asyncIterator]();
+      // The slow one begins now (its first next()), then reads nothing until the fast one is done.
+      return [fastOne, it, it.next()] as const;
+    });
     for (const n of ['a', 'b', 'c']) l.push(obj(n));
     l.end();
     expect(await fast).toEqual(['a', 'b', 'c']);
