@@ -1,8 +1,9 @@
 /**
  * ownerref-repair — an InstallPlan misses the ownerReference to a Subscription that uses it (olm-facts §2).
  *   listens   InstallPlan add/update, Subscription add/update with status.installPlanRef, sweeps
- *   reads     the InstallPlan, the Subscriptions in its namespace (for a Subscription's event: that
- *             Subscription and its InstallPlan, and the namespace's only if its own part is missing)
+ *   reads     the InstallPlan, the Subscriptions in its namespace (for a Subscription's event: the
+ *             plan the event names — alone if it holds the event's claim — else that Subscription
+ *             live and its plan, and the namespace's only if its own part is missing)
  *   writes    one merge patch of InstallPlan metadata (ownerReferences, component label) with a
  *             resourceVersion precondition
  */
@@ -97,8 +98,8 @@ async function observe(ref: TargetRef, read: Reader, ctx: ObserveContext): Promi
   // A Subscription's event: when its own part holds (an owner of its plan, the plan labelled for it,
   // or no claim on it), there is nothing to repair for it and no need to read the whole namespace —
   // the same pure plan decides. The other Subscriptions of that plan are checked by their own
-  // events, the InstallPlan's events and sweeps. (A catalog update touching n Subscriptions of a
-  // namespace costs 2n GETs instead of n lists of n.)
+  // events, the InstallPlan's events and sweeps. (A catalog update touching n installed
+  // Subscriptions of a namespace costs n GETs — the hint above — instead of n lists of n.)
   if (sub && plan({ installPlan, subscriptions: [sub] }, { ...ctx, now: ctx.clock() }).kind === 'noop') return { installPlan, subscriptions: [sub] };
   const subscriptions = await collect(read.list(V1ALPHA1, 'Subscription', { namespace: ipRef.namespace! }));
   return { installPlan, subscriptions };

@@ -57,7 +57,6 @@ export function createEngine(deps: EngineDeps): Engine {
   const mutex = new KeyedMutex();
   /** Requeued reconciles under way, their keys (drain waits for them). */
   const rechecking = new Map<Promise<void>, string>();
-  const scheduled = new Set<string>();
   /** While draining: the latest outcome of each re-checked target, and a wake-up for the drain loop. */
   let drained: Map<string, Outcome> | undefined;
   let wake: (() => void) | undefined;
@@ -89,9 +88,7 @@ export function createEngine(deps: EngineDeps): Engine {
         outcome = merge(outcome, next);
       }
       if (outcome.requeueAfterSeconds && ['requeued', 'acted', 'deferred', 'refused', 'rate-limited'].includes(outcome.status)) {
-        const before = requeuer.size;
         requeuer.schedule(key, outcome.requeueAfterSeconds * 1000, () => {
-          scheduled.delete(key);
           const p: Promise<void> = reconcile(fn, live)
             .then((o) => void drained?.set(key, o))
             .catch((e) => log.error({ err: e, fn: fn.name }, 'requeued reconcile failed'))
@@ -101,7 +98,6 @@ export function createEngine(deps: EngineDeps): Engine {
             });
           rechecking.set(p, key);
         });
-        if (requeuer.size > before) scheduled.add(key);
       }
       return outcome;
     });
@@ -240,15 +236,12 @@ export function createEngine(deps: EngineDeps): Engine {
           });
           wake = undefined;
         }
-        return { rechecked: [...drained.values()], pending: [...new Set([...scheduled, ...rechecking.values()])] };
+        return { rechecked: [...drained.values()], pending: [...new Set([...requeuer.keys(), ...rechecking.values()])] };
       } finally {
         drained = undefined;
       }
     },
-    close: () => {
-      requeuer.close();
-      scheduled.clear();
-    },
+    close: () => requeuer.close(),
   };
 }
 

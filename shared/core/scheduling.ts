@@ -69,7 +69,10 @@ export class Requeuer {
     t.unref();
     this.timers.set(key, t);
   }
-  /** Re-checks scheduled and not yet started. */
+  /** Keys of the re-checks scheduled and not yet started. */
+  keys(): string[] {
+    return [...this.timers.keys()];
+  }
   get size(): number {
     return this.timers.size;
   }

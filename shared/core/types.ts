@@ -148,7 +148,6 @@ export interface RemediationFunction<O = unknown> {
   plan(observed: O, ctx: PlanContext): Plan;
   /** Default options; overridable from the environment. */
   defaults?: FunctionOptions;
-
   /**
    * What runs instead when the function is disabled (ENABLED_FUNCTIONS): a reduced variant that
    * only undoes olm-medic's own marks (e.g. releases its finalizers), so disabling never strands them.
