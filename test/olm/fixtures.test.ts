@@ -9,6 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as fx from '../fixtures/olm-objects.js';
+import { MEDIC } from '../../shared/olm/constants.js';
 import { CATALOG, csvPhase, forgetInstalls, namespace, startOlm, subscribe, UNPACK_TIMEOUT_SECONDS, type OlmBed } from './bed.js';
 import { until } from './procs.js';
 import { paths, type Obj } from './rest.js';
@@ -17,7 +18,6 @@ import { runVersions } from './support.js';
 const versions = runVersions(['v0.25.0', 'v0.28.0', 'v0.46.0']);
 const PKG = 'medic-beta';
 const CSV = 'medic-beta.v0.1.0';
-const MEDIC_FINALIZER = 'olm-medic.io/csv-cleanup';
 
 /** Any object, real (rest.ts) or built (fixtures). */
 type Any = fx.Obj;
@@ -101,7 +101,7 @@ describe.each(versions)('fixture builders vs real OLM %s', (version) => {
     const built = fx.csv({ namespace: ns, name: CSV, olmVersion: version, ...(og ? { operatorGroup: og } : {}) });
     const component = Object.keys(fx.componentLabels(PKG, ns));
     const shape = (c: Any): Any => ({
-      finalizers: (c.metadata.finalizers ?? []).filter((f: string) => f !== MEDIC_FINALIZER),
+      finalizers: (c.metadata.finalizers ?? []).filter((f: string) => f !== MEDIC.finalizer),
       labels: Object.fromEntries(Object.entries(c.metadata.labels ?? {}).filter(([k]) => !component.includes(k))),
       annotations: pick(c.metadata.annotations, ['olm.operatorGroup', 'olm.operatorNamespace', 'olm.targetNamespaces']),
     });
