@@ -253,7 +253,14 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   const gone = (c: Component): Action =>
     del(c.live!, 'OperatorLeftoverDeleted', `Deleted ${where(c)} of uninstalled operator ${op.metadata.name}: ${gate.why}.`, { regarding, optional: true });
 
-  // CSVs first, and nothing else until they are gone: while a CSV exists OLM recreates its
+  // InstallPlans first: catalog-operator re-executes a plan until it records it Complete, and a
+  // plan still Installing re-creates a CSV deleted under it (ExecutePlan; seen on real OLM v0.25.0,
+  // whose status write lost a conflict and retried after the CSV was gone: test/olm/uninstall.test.ts).
+  const plans = toDelete.filter((c) => c.ref.kind === 'InstallPlan');
+  const plansPending = plans.filter((c) => !c.live!.metadata.deletionTimestamp);
+  if (plansPending.length) return { kind: 'act', summary: `removing the InstallPlan(s) of operator ${op.metadata.name}`, requeueAfterSeconds: 1, actions: plansPending.map(gone) };
+  if (plans.length) return { kind: 'requeue', afterSeconds: 1, reason: 'waiting for the InstallPlan(s) to finish deleting' };
+  // Then the CSVs, and nothing else until they are gone: while a CSV exists OLM recreates its
   // OperatorConditions and deployments, so deleting those earlier fights OLM.
   const csvs = toDelete.filter((c) => c.ref.kind === 'ClusterServiceVersion');
   const csvPending = csvs.filter((c) => !c.live!.metadata.deletionTimestamp);

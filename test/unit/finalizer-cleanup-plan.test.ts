@@ -137,6 +137,7 @@ const comp = (apiVersion: string, kind: string, name: string, o: { labelled?: bo
 const crd = (o: { labelled?: boolean } = {}) => comp('apiextensions.k8s.io/v1', 'CustomResourceDefinition', 'etcdclusters.etcd.database.coreos.com', { namespaced: false, ...o });
 const deploy = (o: { labelled?: boolean; deleting?: boolean } = {}) => comp('apps/v1', 'Deployment', 'etcd-operator', o);
 const cm = (o: { labelled?: boolean } = {}) => comp('v1', 'ConfigMap', 'etcd-config', o);
+const installPlan = (o: { deleting?: boolean } = {}) => comp('operators.coreos.com/v1alpha1', 'InstallPlan', 'install-abcde', o);
 const nsObj = () => comp('v1', 'Namespace', NS, { namespaced: false });
 const sub = (o: { deleting?: boolean } = {}) => live(subscription({ namespace: NS, name: PKG, package: PKG, source: 'community', sourceNamespace: 'olm' }), o.deleting ? deleting : {});
 
@@ -178,6 +179,13 @@ describe('finalizer-cleanup plan B (Operator): decision table', () => {
       // the CSV first, alone: while it exists OLM recreates its parts (OperatorConditions, deployment)
       actions: [['delete', 'ClusterServiceVersion', 'OperatorLeftoverDeleted']],
     }],
+    // an InstallPlan before the CSV: a plan still Installing re-creates a CSV deleted under it (real OLM v0.25.0)
+    ['annotated: InstallPlan, CSV, Deployment', opObs({ annotate: true, csvs: [failed()], components: [deploy(), failed(), installPlan()] }), {
+      kind: 'act',
+      after: 1,
+      actions: [['delete', 'InstallPlan', 'OperatorLeftoverDeleted']],
+    }],
+    ['annotated: InstallPlan finishing its deletion, CSV', opObs({ annotate: true, csvs: [failed()], components: [failed(), installPlan({ deleting: true })] }), { kind: 'requeue', after: 1 }],
     // a Subscription still exists: OLM would reinstall; refuse with guidance
     ['annotated but subscribed', opObs({ annotate: true, subs: [sub()], components: [deploy()] }), { kind: 'refuse', reason: /UninstallLeftoversKept/ }],
     // a Subscription that is itself being deleted does not count
