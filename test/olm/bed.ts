@@ -19,6 +19,7 @@ import { parse } from 'yaml';
 import { freePort } from '../control-plane/control-plane.js';
 import { startProc, until, type Proc } from './procs.js';
 import { paths, restFromKubeconfig, type Obj, type Rest } from './rest.js';
+import { startServiceProxy, type ServiceProxy } from './service-proxy.js';
 import { startUnpacker, type Unpacker } from './unpacker.js';
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'olm-catalog');
@@ -33,6 +34,8 @@ export interface OlmBed {
   admin: Rest;
   unpacker: Unpacker;
   catalogAddress: string;
+  /** With StartOlmOptions.serviceProxy. */
+  serviceProxy?: ServiceProxy;
   /** The OLM operators, each restartable (e.g. to delete a CSV while olm-operator is down). */
   stopOlmOperator(): Promise<void>;
   startOlmOperator(): Promise<void>;
@@ -48,6 +51,12 @@ export interface OlmBed {
 export interface StartOlmOptions {
   /** catalog-operator --bundle-unpack-timeout (the unpack Job's activeDeadlineSeconds). */
   unpackTimeout?: string;
+  /**
+   * Image-based CatalogSources: catalog-operator reaches `<svc>.<ns>.svc` through the bed's stand-in
+   * for kube-proxy and cluster DNS (service-proxy.ts, its GRPC_PROXY), every registry pod serving the
+   * test catalog. Without it such a CatalogSource would make OLM resolve a Service name off the machine.
+   */
+  serviceProxy?: boolean;
   log?: (line: string) => void;
 }
 
@@ -91,6 +100,7 @@ export async function startOlm(version: string, opts: StartOlmOptions = {}): Pro
   const catalogServer = startProc('catalog-server', bed.catalogServer, [join(fixtures, 'catalog'), `127.0.0.1:${port}`], join(cp.dir, 'catalog-server.log'));
   await until(() => tcpOpen(port), 'the catalog server to listen', 60_000, [catalogServer]);
   const catalogAddress = `127.0.0.1:${port}`;
+  const serviceProxy = opts.serviceProxy ? await startServiceProxy({ rest: admin, backend: { host: '127.0.0.1', port } }) : undefined;
   await admin.apply(paths.olm(CATALOG.namespace, 'catalogsources', CATALOG.name), {
     apiVersion: 'operators.coreos.com/v1alpha1',
     kind: 'CatalogSource',
@@ -109,7 +119,7 @@ export async function startOlm(version: string, opts: StartOlmOptions = {}): Pro
       '--opmImage=registry.invalid/olm-medic/opm:test',
       '--util-image=registry.invalid/olm-medic/util:test',
       `--bundle-unpack-timeout=${opts.unpackTimeout ?? `${UNPACK_TIMEOUT_SECONDS}s`}`,
-    ], join(cp.dir, `catalog-operator-${current}.log`), { OLM_MEDIC_METRICS_PORT: String(await freePort()) }, { restart: true });
+    ], join(cp.dir, `catalog-operator-${current}.log`), { OLM_MEDIC_METRICS_PORT: String(await freePort()), ...(serviceProxy ? { GRPC_PROXY: serviceProxy.url } : {}) }, { restart: true });
   };
   const startOlmOperator = async (): Promise<void> => {
     olm = startProc(`olm-operator ${current}`, join(dir!, 'olm'), [
@@ -132,6 +142,7 @@ export async function startOlm(version: string, opts: StartOlmOptions = {}): Pro
     // Nobody gets a handle to stop them: stop them here.
     await unpacker.stop();
     for (const p of allProcs().reverse()) await p.stop();
+    await serviceProxy?.stop();
     throw e;
   }
   log(`[olm-bed] OLM ${version} running; catalog at ${catalogAddress}`);
@@ -148,6 +159,7 @@ export async function startOlm(version: string, opts: StartOlmOptions = {}): Pro
       return unpacker;
     },
     catalogAddress,
+    ...(serviceProxy ? { serviceProxy } : {}),
     async stopOlmOperator() {
       await stopProc(olm);
       olm = undefined;
@@ -183,13 +195,14 @@ export async function startOlm(version: string, opts: StartOlmOptions = {}): Pro
       await stopProc(olm);
       await stopProc(catalog);
       await catalogServer.stop();
+      await serviceProxy?.stop();
     },
   };
   return self;
 }
 
 /** An OperatorGroup targeting its own namespace and a Subscription to `pkg` from the test catalog. */
-export async function subscribe(admin: Rest, ns: string, pkg: string, o: { name?: string; startingCSV?: string; approval?: 'Automatic' | 'Manual'; operatorGroup?: boolean; ogAnnotations?: Record<string, string> } = {}): Promise<Obj> {
+export async function subscribe(admin: Rest, ns: string, pkg: string, o: { name?: string; source?: string; startingCSV?: string; approval?: 'Automatic' | 'Manual'; operatorGroup?: boolean; ogAnnotations?: Record<string, string> } = {}): Promise<Obj> {
   if (o.operatorGroup !== false && (await admin.list(paths.olmV1(ns, 'operatorgroups'))).length === 0) {
     await admin.create(paths.olmV1(ns, 'operatorgroups'), {
       apiVersion: 'operators.coreos.com/v1',
@@ -205,7 +218,7 @@ export async function subscribe(admin: Rest, ns: string, pkg: string, o: { name?
     spec: {
       name: pkg,
       channel: 'stable',
-      source: CATALOG.name,
+      source: o.source ?? CATALOG.name,
       sourceNamespace: CATALOG.namespace,
       installPlanApproval: o.approval ?? 'Automatic',
       ...(o.startingCSV ? { startingCSV: o.startingCSV } : {}),

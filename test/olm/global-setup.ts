@@ -14,6 +14,7 @@ import { startControlPlane, type ControlPlane } from '../control-plane/control-p
 import { installCrds } from '../control-plane/crds.js';
 import type { ProvidedControlPlane } from '../control-plane/global-setup.js';
 import { shippedKubeconfig, SHIPPED_USER } from '../control-plane/shipped-identity.js';
+import { kwokArgs, kwokNode } from './kwok.js';
 import { startProc, until, type Proc } from './procs.js';
 import { restFromKubeconfig, type Obj } from './rest.js';
 
@@ -27,6 +28,8 @@ export interface ProvidedOlmBed {
   users: { catalog: string; olm: string; unpack: string };
   kubeconfigs: { catalog: string; olm: string; unpack: string };
   nodes: string[];
+  /** kwok (binary and its user's kubeconfig), for a suite that runs its own Node it can stop. */
+  kwok: { bin: string; kubeconfig: string };
 }
 
 declare module 'vitest' {
@@ -75,6 +78,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
       // new Node, taints/evicts when a kwok Node stops heartbeating.
       'node-lifecycle-controller',
       'taint-eviction-controller',
+      // EndpointSlices from pod readiness: the bed's stand-in for kube-proxy (service-proxy.ts) reads them.
+      'endpointslice-controller',
     ],
   });
   // The fixture CRDs are only for the shipped identity's RBAC rendering; the OLM suites replace them
@@ -84,35 +89,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const sched = cp.user('system:kube-scheduler').kubeconfig;
   procs.push(startProc('kube-scheduler', built['kube-scheduler']!, [`--kubeconfig=${sched}`, '--leader-elect=false', '--secure-port=0', '--v=0'], join(cp.dir, 'kube-scheduler.log')));
   procs.push(
-    startProc('kwok', built.kwok!, [
-      `--kubeconfig=${cp.user('kwok').kubeconfig}`,
-      '--manage-all-nodes=false',
-      '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
-      '--node-ip=127.0.0.1',
-      '--cidr=10.0.0.1/24',
-      // A kubelet's heartbeat. kwok v0.7.0's flag defaults to 0 (its config default of 40 is not applied
-      // to the flag), and with 0 it neither renews node Leases nor picks its 20 s status heartbeat: it
-      // picks the Lease variant's 10-20 min one (pkg/kwok/cmd/root.go:171, getDefaultNodeStages(lease ==
-      // 0)). The node-lifecycle-controller then marks the Nodes NotReady 50 s after their last status
-      // (node-monitor-grace-period) and sets every pod on them Ready=False, which kwok never undoes:
-      // operator Deployments turned unavailable for good and OLM's CSVs fell back to Installing
-      // (test/olm/nodes.test.ts). 40 s = the kubelet's default: Leases renewed every 10 s, status every 20-45 s.
-      '--node-lease-duration-seconds=40',
-    ], join(cp.dir, 'kwok.log')),
+    startProc('kwok', built.kwok!, kwokArgs(cp.user('kwok').kubeconfig, 'fake', '10.0.0.1/24'), join(cp.dir, 'kwok.log')),
   );
   const admin = restFromKubeconfig(cp.admin.kubeconfig);
   const nodes = ['kwok-node-a', 'kwok-node-b'];
-  for (const name of nodes) {
-    await admin.create('/api/v1/nodes', {
-      apiVersion: 'v1',
-      kind: 'Node',
-      // No kubernetes.io/os label: OLM's unpack pods (nodeSelector kubernetes.io/os=linux) stay
-      // unscheduled, so kwok never "completes" them; test/olm/unpacker.ts plays them instead.
-      metadata: { name, annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' }, labels: { type: 'kwok', 'kubernetes.io/hostname': name } },
-      spec: {},
-      status: { allocatable: { cpu: '32', memory: '256Gi', pods: '110' }, capacity: { cpu: '32', memory: '256Gi', pods: '110' } },
-    });
-  }
+  for (const name of nodes) await admin.create('/api/v1/nodes', kwokNode(name, 'fake'));
   await until(async () => {
     const ready = (await admin.list<Obj>('/api/v1/nodes')).filter((n) => n.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True'));
     return ready.length === nodes.length;
@@ -137,6 +118,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     users: { ...OLM_USERS },
     kubeconfigs: { catalog: cp.user(OLM_USERS.catalog).kubeconfig, olm: cp.user(OLM_USERS.olm).kubeconfig, unpack: cp.user(OLM_USERS.unpack).kubeconfig },
     nodes,
+    kwok: { bin: built.kwok!, kubeconfig: cp.user('kwok').kubeconfig },
   });
   return async () => {
     for (const p of procs.reverse()) await p.stop();

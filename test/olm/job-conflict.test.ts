@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { bundleImage, CATALOG, csvPhase, namespace, startOlm, subscribe, type OlmBed, forgetInstalls } from './bed.js';
+import { CATALOG, csvPhase, startOlm, type OlmBed, forgetInstalls } from './bed.js';
+import { cond, failedSharedJob } from './scenes.js';
 import { until } from './procs.js';
 import { paths, type Obj } from './rest.js';
 import { cli, describeWrite, runVersions, startMedic, writesBy, type Medic } from './support.js';
@@ -17,8 +18,6 @@ const cp = inject('controlPlane');
 // which Kubernetes removes it and OLM retries: olm-medic defers, covered by the fixture suites).
 // Passes on v0.25.0 (Jobs unlabelled, found by name) and v0.28.0 (label-filtered Job cache).
 const versions = runVersions(['v0.25.0', 'v0.28.0']);
-const cond = (o: Obj | undefined, type: string): { status: string; reason?: string; message?: string; lastTransitionTime?: string } | undefined =>
-  o?.status?.conditions?.find((c: { type: string }) => c.type === type);
 
 describe.each(versions)('real OLM %s: a failed shared unpack Job', (version) => {
   let olm: OlmBed;
@@ -36,25 +35,11 @@ describe.each(versions)('real OLM %s: a failed shared unpack Job', (version) => 
   });
 
   it('blocks a second namespace until olm-medic deletes it; then OLM installs both', async () => {
-    const image = bundleImage('medic-beta', '0.1.0');
-    olm.unpacker.hold(image);
-    const ns1 = await namespace(olm.admin, 'unpack-fail');
-    made.push(ns1);
-    await subscribe(olm.admin, ns1, 'medic-beta', { ogAnnotations: { 'operatorframework.io/bundle-unpack-timeout': '10s' } });
-    const failed = await until(async () => {
-      for (const j of await olm.admin.list<Obj>(paths.batch(CATALOG.namespace))) if (cond(j, 'Failed')?.status === 'True') return j;
-      return undefined;
-    }, 'the unpack Job to fail at its deadline', 120_000, olm.procs());
+    const scene = await failedSharedJob(olm, made);
+    const { ns1, job: failed } = scene;
     expect(cond(failed, 'Failed')?.reason).toBe('DeadlineExceeded');
-    await until(async () => cond(await olm.admin.get(paths.olm(ns1, 'subscriptions', 'medic-beta')), 'BundleUnpackFailed')?.status === 'True', `${ns1}: BundleUnpackFailed`, 120_000, olm.procs());
-
     // The image is back; a second namespace subscribes to the same bundle.
-    olm.unpacker.release(image);
-    const ns2 = await namespace(olm.admin, 'unpack-second');
-    made.push(ns2);
-    // Same unpack timeout as the first namespace: with a different one OLM's desired Job spec differs
-    // (activeDeadlineSeconds) and ensureJob deletes the failed Job itself (bundle_unpacker.go v0.28.0:699-704).
-    await subscribe(olm.admin, ns2, 'medic-beta', { ogAnnotations: { 'operatorframework.io/bundle-unpack-timeout': '10s' } });
+    const ns2 = await scene.fault();
     // Stuck: OLM reuses the failed Job for both (give it well past a resolve cycle).
     await new Promise((r) => setTimeout(r, 30_000));
     for (const ns of [ns1, ns2]) {
