@@ -68,7 +68,8 @@ export default defineConfig({
           name: 'bench',
           include: ['test/bench/**/*.test.ts'],
           // `npm run bench:smoke` (its own control planes): last and alone, after the timing-sensitive suites.
-          testTimeout: 1_800_000,
+          // 60 min: on a cold machine its time-to-recover smoke builds the real-OLM bed first (~20 min).
+          testTimeout: 3_600_000,
           fileParallelism: false,
           maxWorkers: 1,
           sequence: { groupOrder: 4 },

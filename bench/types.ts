@@ -12,7 +12,8 @@ export interface BenchContext {
 export interface Target {
   /** e.g. "cold start ratio (a)/(b)" */
   name: string;
-  value: number;
+  /** The measured figure (a number, or a phrase where one number cannot say it, e.g. "12s vs > 300s"). */
+  value: number | string;
   /** Human form of the target, e.g. "<= 1.0". */
   target: string;
   pass: boolean;

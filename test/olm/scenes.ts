@@ -21,30 +21,38 @@ const UNPACK_10S = { 'operatorframework.io/bundle-unpack-timeout': '10s' };
  * BundleUnpackFailed. `fault()` is what users then do: the image is back and a second namespace
  * subscribes to the same bundle; OLM keeps reusing the failed Job (v0.25-v0.42).
  */
-export async function failedSharedJob(olm: OlmBed, made: string[]): Promise<{ ns1: string; job: Obj; fault(): Promise<string> }> {
+export async function failedSharedJob(olm: OlmBed, made: string[]): Promise<{ ns1: string; job: Obj; fault(): Promise<string> }>;
+/**
+ * With `settleSeconds`: the same scene without watching it happen (olm-medic, if running, deletes a
+ * failed Job at once, so neither the Failed Job nor BundleUnpackFailed need ever be seen): the image is
+ * held for that long after the first subscription (past the 10 s deadline), then `fault()`.
+ */
+export async function failedSharedJob(olm: OlmBed, made: string[], o: { settleSeconds: number }): Promise<{ ns1: string; job?: Obj; fault(): Promise<string> }>;
+export async function failedSharedJob(olm: OlmBed, made: string[], o: { settleSeconds?: number } = {}): Promise<{ ns1: string; job?: Obj; fault(): Promise<string> }> {
   const image = bundleImage('medic-beta', '0.1.0');
   olm.unpacker.hold(image);
   const ns1 = await namespace(olm.admin, 'unpack-fail');
   made.push(ns1);
   await subscribe(olm.admin, ns1, 'medic-beta', { ogAnnotations: UNPACK_10S });
+  const fault = async (): Promise<string> => {
+    olm.unpacker.release(image);
+    const ns2 = await namespace(olm.admin, 'unpack-second');
+    made.push(ns2);
+    // Same unpack timeout as the first namespace: with a different one OLM's desired Job spec differs
+    // (activeDeadlineSeconds) and ensureJob deletes the failed Job itself (bundle_unpacker.go v0.28.0:699-704).
+    await subscribe(olm.admin, ns2, 'medic-beta', { ogAnnotations: UNPACK_10S });
+    return ns2;
+  };
+  if (o.settleSeconds !== undefined) {
+    await new Promise((r) => setTimeout(r, o.settleSeconds! * 1000));
+    return { ns1, fault };
+  }
   const job = await until(async () => {
     for (const j of await olm.admin.list<Obj>(paths.batch(CATALOG.namespace))) if (cond(j, 'Failed')?.status === 'True') return j;
     return undefined;
   }, 'the unpack Job to fail at its deadline', 120_000, olm.procs());
   await until(async () => cond(await olm.admin.get(paths.olm(ns1, 'subscriptions', 'medic-beta')), 'BundleUnpackFailed')?.status === 'True', `${ns1}: BundleUnpackFailed`, 120_000, olm.procs());
-  return {
-    ns1,
-    job,
-    async fault() {
-      olm.unpacker.release(image);
-      const ns2 = await namespace(olm.admin, 'unpack-second');
-      made.push(ns2);
-      // Same unpack timeout as the first namespace: with a different one OLM's desired Job spec differs
-      // (activeDeadlineSeconds) and ensureJob deletes the failed Job itself (bundle_unpacker.go v0.28.0:699-704).
-      await subscribe(olm.admin, ns2, 'medic-beta', { ogAnnotations: UNPACK_10S });
-      return ns2;
-    },
-  };
+  return { ns1, job, fault };
 }
 
 /**
