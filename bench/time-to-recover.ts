@@ -80,7 +80,7 @@ export const bench: Benchmark = {
       targets,
       notes: [
         `OLM alone cut off at ${bound}s${ctx.smoke ? ' (smoke)' : ''}; olm-medic deployed (server + real adapter, shipped ServiceAccounts) before each fault`,
-        'failed-unpack-job: fault = the bundle image is back and a second namespace subscribes; catalog-node-lost: fault = the registry pod\'s Node stops heartbeating while a namespace subscribes from it',
+        'failed-unpack-job: fault = the bundle image is back and a second namespace subscribes; catalog-node-lost: fault = the registry pod\'s Node stops heartbeating; a namespace subscribes from the catalog once it is down (~50 s later)',
       ],
     };
   },

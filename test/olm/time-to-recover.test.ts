@@ -8,14 +8,16 @@
  *   failed-unpack-job: a shared unpack Job failed (scenes.failedSharedJob: the bundle image unpullable
  *     for 30 s after a first namespace subscribed, past the Job's 10 s deadline); the fault is the moment
  *     the image is back and a second namespace subscribes; recovered = both namespaces Succeeded.
- *   catalog-node-lost: the registry pod's Node stops heartbeating (scenes.doomedNode) while a
- *     namespace subscribes from that catalog; recovered = its CSV Succeeded.
+ *   catalog-node-lost: the fault is the registry pod's Node ceasing to heartbeat (scenes.doomedNode);
+ *     once the catalog is down (~50 s later: Node NotReady, pod evicted) a namespace subscribes from
+ *     it; recovered = its CSV Succeeded (so ~50 s is the floor for both).
  */
 import { appendFileSync } from 'node:fs';
 import { describe, it } from 'vitest';
 import { afterAll, beforeAll } from 'vitest';
 import { csvPhase, forgetInstalls, namespace, startOlm, subscribe, type OlmBed } from './bed.js';
-import { failedSharedJob, doomedNode, REGISTRY, registryCatalogOn, removeRegistryCatalog } from './scenes.js';
+import { failedSharedJob, doomedNode, REGISTRY, registryCatalogOn, registryState, removeRegistryCatalog } from './scenes.js';
+import { until } from './procs.js';
 import { runVersions, startMedic, type Medic } from './support.js';
 
 const out = process.env.OLM_MEDIC_TIME_TO_RECOVER;
@@ -62,6 +64,8 @@ const scenes: Record<string, (olm: OlmBed, made: string[]) => Promise<{ t0: numb
     made.push(ns);
     const t0 = Date.now();
     await node.kill();
+    // Users notice once the catalog is down (the Node NotReady, the pod evicted): then they subscribe.
+    await until(async () => (await registryState(olm)) !== 'READY', `CatalogSource ${REGISTRY} down`, 180_000, olm.procs());
     await subscribe(olm.admin, ns, 'medic-beta', { source: REGISTRY });
     return {
       t0,
