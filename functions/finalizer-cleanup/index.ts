@@ -13,7 +13,7 @@ import { collect } from '../../shared/kube/collect.js';
 import { isKnownKind } from '../../shared/kube/resources.js';
 import { equalitySelector, hasLabels, isDnsLabel, isDnsSubdomain, isLabelKey } from '../../shared/kube/validate.js';
 import { COMPONENT_LABEL_PREFIX, FINALIZER_OLM_CSV_CLEANUP, LABEL_OWNER, LABEL_OWNER_KIND, LABEL_OWNER_NAMESPACE, MEDIC, V1, V1ALPHA1 } from '../../shared/olm/constants.js';
-import { componentLabelKey, isCopiedCsv } from '../../shared/olm/olm.js';
+import { componentLabelKey, isCopiedCsv, namespaceFitsKey } from '../../shared/olm/olm.js';
 import { defaults, plan, type Component, type CsvObserved, type Observed, type OperatorObserved } from './plan.js';
 
 const CSV = { apiVersion: V1ALPHA1, kind: 'ClusterServiceVersion' };
@@ -127,6 +127,14 @@ async function observeOperator(ref: Ref, read: Reader, ctx: ObserveContext): Pro
     if (c) csvs.push(c);
   }
   const observed: OperatorObserved = { ...base, labelKey, claimants, csvs };
+  // The CSVs this uninstall may remove, as the plan will judge them: in a namespace the key names
+  // and no Subscription claims, used by no live Subscription, carrying no other operator's key. An
+  // owner reference to any OTHER CSV (one the plan keeps) still counts as a user of what it owns.
+  const claimed = new Set(claimants.map((s) => s.metadata.namespace!));
+  const going = csvs.filter((c) => {
+    const ns = c.metadata.namespace ?? '';
+    return namespaceFitsKey(labelKey, ns) && !claimed.has(ns) && !hasOtherKey(c, labelKey) && !allSubs.some((s) => subscriptionUses(s, c));
+  });
   const eligible = operator.metadata.annotations?.[MEDIC.uninstall] === 'true' || (ctx.options.autoUninstall === true && claimants.length === 0);
   if (!eligible) return observed;
   const components: Component[] = [];
@@ -145,12 +153,22 @@ async function observeOperator(ref: Ref, read: Reader, ctx: ObserveContext): Pro
       const ownerLive = !cref.namespace && l[LABEL_OWNER_KIND] === 'ClusterServiceVersion' && isDnsSubdomain(l[LABEL_OWNER]) && isDnsLabel(l[LABEL_OWNER_NAMESPACE])
         ? !!(await read.get({ ...CSV, namespace: l[LABEL_OWNER_NAMESPACE], name: l[LABEL_OWNER] }))
         : undefined;
-      const usedBy = await usersOf(live, allSubs, csvs, read);
+      const usedBy = await usersOf(live, allSubs, going, read);
       components.push({ ref: cref, live, ...(ownerLive !== undefined ? { ownerCsvLive: ownerLive } : {}), ...(usedBy.length ? { usedBy } : {}) });
     }
   }
   return { ...observed, components };
 }
+
+/** Whether live Subscription `s` uses `obj`: owns it, installs it (a CSV), or points at it (its InstallPlan). */
+function subscriptionUses(s: KubeObject, obj: KubeObject): boolean {
+  if (s.metadata.namespace !== obj.metadata.namespace) return false;
+  const st = s.status as { installPlanRef?: { uid?: string }; installedCSV?: string; currentCSV?: string } | undefined;
+  const installs = obj.kind === 'ClusterServiceVersion' && (st?.installedCSV === obj.metadata.name || st?.currentCSV === obj.metadata.name);
+  return (obj.kind === 'InstallPlan' && st?.installPlanRef?.uid === obj.metadata.uid) || installs || (obj.metadata.ownerReferences ?? []).some((o) => o.uid === s.metadata.uid);
+}
+
+const hasOtherKey = (x: KubeObject, key: string): boolean => Object.keys(x.metadata.labels ?? {}).some((k) => k.startsWith(COMPONENT_LABEL_PREFIX) && k !== key);
 
 /**
  * Live objects outside the uninstall that still use a component: a Subscription that owns it or
@@ -158,14 +176,8 @@ async function observeOperator(ref: Ref, read: Reader, ctx: ObserveContext): Pro
  * owns it (a ServiceAccount OLM merged owners on). Such a component only loses the label.
  */
 async function usersOf(obj: KubeObject, subs: KubeObject[], uninstalledCsvs: KubeObject[], read: Reader): Promise<string[]> {
-  const uid = obj.metadata.uid;
   const users: string[] = [];
-  for (const s of subs) {
-    if (s.metadata.namespace !== obj.metadata.namespace) continue;
-    const st = s.status as { installPlanRef?: { uid?: string }; installedCSV?: string; currentCSV?: string } | undefined;
-    const installs = obj.kind === 'ClusterServiceVersion' && (st?.installedCSV === obj.metadata.name || st?.currentCSV === obj.metadata.name);
-    if ((obj.kind === 'InstallPlan' && st?.installPlanRef?.uid === uid) || installs || obj.metadata.ownerReferences?.some((o) => o.uid === s.metadata.uid)) users.push(`Subscription ${s.metadata.namespace}/${s.metadata.name}`);
-  }
+  for (const s of subs) if (subscriptionUses(s, obj)) users.push(`Subscription ${s.metadata.namespace}/${s.metadata.name}`);
   const ours = new Set(uninstalledCsvs.map((c) => c.metadata.uid));
   for (const o of obj.metadata.ownerReferences ?? []) {
     if (o.kind !== 'ClusterServiceVersion' || ours.has(o.uid) || !obj.metadata.namespace || !isDnsSubdomain(o.name)) continue;

@@ -193,6 +193,10 @@ function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: 
     return namespaceFitsKey(o.labelKey ?? '', c.metadata.namespace ?? '') && st?.phase === 'Failed' && (seconds(st.lastTransitionTime) ?? now) + grace <= now;
   });
   if (!failedLong.length) return { go: false, noop: 'no Subscription, but no long-failed CSV either' };
+  // Keys of two installs can collide (one Operator object for both): a failed install says nothing
+  // about another one, so an automatic uninstall needs EVERY install under the key to be long Failed.
+  const healthy = o.csvs.filter((c) => namespaceFitsKey(o.labelKey ?? '', c.metadata.namespace ?? '') && !failedLong.includes(c));
+  if (healthy.length) return { go: false, noop: `CSV ${healthy.map((c) => `${c.metadata.namespace}/${c.metadata.name}`).join(', ')} under the same key is not long Failed: no automatic uninstall` };
   const why = `no Subscription uses ${o.labelKey} and CSV ${failedLong.map((c) => `${c.metadata.namespace}/${c.metadata.name}`).join(', ')} has been Failed for over ${grace}s`;
   if (ctx.options.autoUninstall === true) return { go: true, why: `${why} (autoUninstall)`, auto: true };
   return { go: false, refuse: `${why}. Annotate Operator ${o.operator.metadata.name} with ${MEDIC.uninstall}=true to remove its leftovers` };
@@ -239,7 +243,8 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
     const ownerNs = c.live?.metadata.labels?.[LABEL_OWNER_NAMESPACE];
     // cluster-scoped: attributed by its olm.owner.namespace label; without one, only the kinds kept anyway
     if (ownerNs === undefined) return subscribed.size === 0 && !DELETABLE.has(c.ref.kind);
-    return uninstalled(ownerNs) && c.ownerCsvLive !== true;
+    // Attributed by olm.owner.namespace only when its owner is PROVEN gone (observe could look it up).
+    return uninstalled(ownerNs) && c.ownerCsvLive === false;
   };
   const inScope = o.components.filter(mine);
   const labelled = inScope.filter((c) => c.live && c.live.metadata.labels?.[key] !== undefined);
