@@ -178,7 +178,7 @@ describe('scene sanity', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('holes', () => {
-  it('U1: autoUninstall started by a long-Failed CSV in namespace A also uninstalls the HEALTHY (Succeeded) install in namespace B whose key collides (deletes B\'s CSV and Deployment)', async () => {
+  it('U1: a long-Failed CSV in namespace A never starts an automatic uninstall while the install in namespace B whose key collides is healthy (was: B\'s CSV and Deployment deleted)', async () => {
     // Both Subscriptions were deleted (a documented way to pin an operator: "Deleting the Sub does not
     // delete the CSV"). A's CSV has been Failed for 2 h; B's CSV is Succeeded and running.
     const c = new Cluster();
@@ -195,7 +195,7 @@ describe('holes', () => {
     expect(c.has({ apiVersion: V1A1, kind: 'ClusterServiceVersion', namespace: NS_B, name: LONG_CSV })).toBe(true);
   });
 
-  it('U2: a Deployment owned by a CSV the uninstall itself KEEPS (a live Subscription of another package installs it) is deleted: every CSV among the refs counts as "being uninstalled" in usersOf, hiding the live owner', async () => {
+  it('U2: a Deployment owned by a CSV the uninstall itself keeps (a live Subscription of another package installs it) is kept too (was: deleted, every CSV among the refs counted as "being uninstalled" in usersOf, hiding the live owner)', async () => {
     // H16's scene (index.ts usersOf): CSV other-operator.v1.0.0 carries the uninstalled key (label copied
     // by a tool / mislabelled) and is installed by the live Subscription `other-operator`. Since H16's fix
     // the CSV is kept (only unlabelled) — but it is still put into `uninstalledCsvs`, so its own
@@ -217,7 +217,7 @@ describe('holes', () => {
     expect(c.has({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name: 'other-operator-controller' })).toBe(true);
   });
 
-  it('U3: a ClusterRole labelled olm.owner/olm.owner.namespace for a LIVE CSV but without olm.owner.kind is deleted (the owner is attributed by olm.owner.namespace, its liveness checked only when olm.owner.kind is present)', async () => {
+  it('U3: a ClusterRole labelled olm.owner/olm.owner.namespace for a LIVE CSV but without olm.owner.kind is kept (was: deleted; attributed by olm.owner.namespace, its owner\'s liveness checked only with olm.owner.kind)', async () => {
     const c = new Cluster();
     const ns = 'shop';
     const key = componentLabelKey('etcd', ns);
