@@ -72,7 +72,10 @@ export function namespaceFitsKey(key: string, ns: string): boolean {
   for (let i = name.indexOf('.'); i > 0; i = name.indexOf('.', i + 1)) {
     if (componentLabelKey(name.slice(0, i), ns) === key) return true;
   }
-  return false;
+  // A dot-free package of 62+ characters fills the whole key (`.<ns>` is cut off): every namespace
+  // fits. A package with dots that fills it is not recognised (nothing would tell it from one that
+  // ends at one of its dots): its objects are never acted on, the safe direction.
+  return !name.includes('.') && componentLabelKey(name, ns) === key;
 }
 
 export function seconds(iso: string | undefined): number | undefined {

@@ -77,6 +77,15 @@ describe('namespaceFitsKey: which namespaces a component label key can name', ()
     expect(namespaceFitsKey(key, 'default')).toBe(false);
   });
 
+  it('a dot-free package of 62+ characters fills the key: every namespace fits it (its installs all share one key)', () => {
+    const pkg = 'a'.repeat(40) + '-operator-with-a-very-long-name';
+    expect(pkg.length).toBeGreaterThanOrEqual(62);
+    const key = componentLabelKey(pkg, 'ns1');
+    expect(componentLabelKey(pkg, 'other')).toBe(key);
+    expect(namespaceFitsKey(key, 'ns1')).toBe(true);
+    expect(namespaceFitsKey(key, 'other')).toBe(true);
+  });
+
   it('package names with dots are handled', () => {
     expect(namespaceFitsKey(componentLabelKey('a.b.c', 'ns1'), 'ns1')).toBe(true);
     expect(namespaceFitsKey(componentLabelKey('a.b.c', 'ns1'), 'c.ns1')).toBe(false);
