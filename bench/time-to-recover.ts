@@ -5,7 +5,7 @@
  * The measurement is test/olm/time-to-recover.test.ts, run here in its own vitest process (the bed is
  * a vitest global setup); this file only runs it and turns its rows into the table.
  *   full:  OLM_VERSIONS (default v0.25.0 v0.46.0), both situations, OLM alone cut off at
- *          OLM_MEDIC_TIME_TO_RECOVER_BOUND_SECONDS (default 300 s) and reported as not recovered.
+ *          OLM_MEDIC_TIME_TO_RECOVER_BOUND_SECONDS (default 420 s: past v0.43+'s 300 s TTL on failed unpack Jobs) and reported as not recovered.
  *   smoke: v0.25.0, the failed unpack Job only, cut off at 20 s.
  * Target: wherever OLM alone does not recover within the bound, olm-medic does; wherever it does,
  * olm-medic is not slower (within 10 % + 5 s: it defers to OLM there).
@@ -45,7 +45,7 @@ export const bench: Benchmark = {
   async run(ctx: BenchContext): Promise<BenchResult> {
     const out = join(tmpdir(), `olm-medic-time-to-recover-${process.pid}.jsonl`);
     rmSync(out, { force: true });
-    const bound = ctx.smoke ? 20 : Number(process.env.OLM_MEDIC_TIME_TO_RECOVER_BOUND_SECONDS ?? 300);
+    const bound = ctx.smoke ? 20 : Number(process.env.OLM_MEDIC_TIME_TO_RECOVER_BOUND_SECONDS ?? 420);
     const env: Record<string, string> = {
       OLM_MEDIC_TIME_TO_RECOVER: out,
       OLM_MEDIC_TIME_TO_RECOVER_BOUND_SECONDS: String(bound),
@@ -54,7 +54,7 @@ export const bench: Benchmark = {
     const run = await runHarness(env, ctx.log);
     const rows: RecoveryRow[] = existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as RecoveryRow) : [];
     rmSync(out, { force: true });
-    if (run.code !== 0 || rows.length === 0) throw new Error(`the time-to-recover harness failed (exit ${run.code}, ${rows.length} rows):\n${run.tail}`);
+    if (rows.length === 0) throw new Error(`the time-to-recover harness measured nothing (exit ${run.code}):\n${run.tail}`);
 
     const metrics: BenchResult['metrics'] = {};
     const targets: Target[] = [];
@@ -74,11 +74,14 @@ export const bench: Benchmark = {
         pass,
       });
     }
+    // A measurement that failed (its scene could not be set) is a missed target, not a lost run.
+    targets.push({ name: 'every measurement completed (harness exit 0)', value: run.code ?? 'killed', target: '0', pass: run.code === 0 });
     return {
       name: 'time-to-recover',
       metrics,
       targets,
       notes: [
+        ...(run.code === 0 ? [] : [`the harness failed; its last output: ${run.tail.slice(-1500)}`]),
         `OLM alone cut off at ${bound}s${ctx.smoke ? ' (smoke)' : ''}; olm-medic deployed (server + real adapter, shipped ServiceAccounts) before each fault`,
         'failed-unpack-job: fault = the bundle image is back and a second namespace subscribes; catalog-node-lost: fault = the registry pod\'s Node stops heartbeating; a namespace subscribes from the catalog once it is down (~50 s later)',
       ],

@@ -87,27 +87,29 @@ export const REGISTRY = 'medic-registry';
 /** How long the registry pod tolerates the node taints (the default is 300 s): keeps the suites short. */
 export const TOLERATION_SECONDS = 5;
 
-export const registryPods = (olm: OlmBed): Promise<Obj[]> =>
-  olm.admin.list<Obj>(`${paths.core(CATALOG.namespace, 'pods')}?labelSelector=${encodeURIComponent(`olm.catalogSource=${REGISTRY}`)}`);
-export const registryState = async (olm: OlmBed): Promise<string | undefined> =>
-  (await olm.admin.get<Obj>(paths.olm(CATALOG.namespace, 'catalogsources', REGISTRY)))?.status?.connectionState?.lastObservedState;
+export const registryPods = (olm: OlmBed, name = REGISTRY): Promise<Obj[]> =>
+  olm.admin.list<Obj>(`${paths.core(CATALOG.namespace, 'pods')}?labelSelector=${encodeURIComponent(`olm.catalogSource=${name}`)}`);
+export const registryState = async (olm: OlmBed, name = REGISTRY): Promise<string | undefined> =>
+  (await olm.admin.get<Obj>(paths.olm(CATALOG.namespace, 'catalogsources', name)))?.status?.connectionState?.lastObservedState;
 
 async function cordonBedNodes(olm: OlmBed, unschedulable: boolean): Promise<void> {
   for (const n of inject('olmBed').nodes) await olm.admin.mergePatch(paths.nodes(n), { spec: { unschedulable } });
 }
 
 /**
- * An image-based CatalogSource `olm/medic-registry` whose registry pod runs on `node` (the bed's own
- * Nodes cordoned while it is placed), served through the Service (needs StartOlmOptions.serviceProxy).
- * Returns the pod once the CatalogSource is READY.
+ * An image-based CatalogSource `olm/<name>` whose registry pod runs on `node` (the bed's own Nodes
+ * cordoned while it is placed), served through the Service (needs StartOlmOptions.serviceProxy).
+ * Returns the pod once the CatalogSource is READY. A scene run twice in one bed takes a new name each
+ * time: pods of an earlier CatalogSource of the same name (one left Terminating on a deleted Node until
+ * PodGC) carry the same olm.catalogSource label.
  */
-export async function registryCatalogOn(olm: OlmBed, node: string): Promise<Obj> {
+export async function registryCatalogOn(olm: OlmBed, node: string, name = REGISTRY): Promise<Obj> {
   await cordonBedNodes(olm, true);
   try {
     await olm.admin.create(paths.olm(CATALOG.namespace, 'catalogsources'), {
       apiVersion: 'operators.coreos.com/v1alpha1',
       kind: 'CatalogSource',
-      metadata: { name: REGISTRY, namespace: CATALOG.namespace },
+      metadata: { name, namespace: CATALOG.namespace },
       spec: {
         sourceType: 'grpc',
         image: 'registry.invalid/olm-medic/catalog:test',
@@ -121,17 +123,17 @@ export async function registryCatalogOn(olm: OlmBed, node: string): Promise<Obj>
     });
     // OLM v0.25 replaces its first pod at once (seen: created, deleted and created again within 1 s):
     // the pod that counts is the one left when the catalog is READY.
-    await until(async () => (await registryState(olm)) === 'READY', `CatalogSource ${REGISTRY} READY`, 120_000, olm.procs());
+    await until(async () => (await registryState(olm, name)) === 'READY', `CatalogSource ${name} READY`, 120_000, olm.procs());
     return await until(async () => {
-      const pods = await registryPods(olm);
+      const pods = await registryPods(olm, name);
       return pods.length === 1 && pods[0]!.spec?.nodeName === node && !pods[0]!.metadata.deletionTimestamp && cond(pods[0], 'Ready')?.status === 'True' && pods[0];
-    }, `one ${REGISTRY} pod, Ready on ${node}`, 60_000, olm.procs());
+    }, `one ${name} pod, Ready on ${node}`, 60_000, olm.procs());
   } finally {
     await cordonBedNodes(olm, false);
   }
 }
 
-export async function removeRegistryCatalog(olm: OlmBed): Promise<void> {
-  await olm.admin.delete(paths.olm(CATALOG.namespace, 'catalogsources', REGISTRY));
-  await until(async () => (await registryPods(olm)).length === 0, `${REGISTRY}'s pods gone`, 120_000);
+export async function removeRegistryCatalog(olm: OlmBed, name = REGISTRY): Promise<void> {
+  await olm.admin.delete(paths.olm(CATALOG.namespace, 'catalogsources', name));
+  await until(async () => (await registryPods(olm, name)).length === 0, `${name}'s pods gone`, 120_000);
 }

@@ -4,7 +4,7 @@
  * seed situation's fault happens to the moment every affected install's CSV is Succeeded, once with
  * OLM alone and once with olm-medic deployed (server + Knative's real adapter, as the shipped
  * ServiceAccounts, running before the fault), per OLM version of the run. OLM alone is cut off at
- * OLM_MEDIC_TIME_TO_RECOVER_BOUND_SECONDS (default 300) and reported as not recovered.
+ * OLM_MEDIC_TIME_TO_RECOVER_BOUND_SECONDS (default 420: past v0.43+'s 300 s TTL on failed unpack Jobs) and reported as not recovered.
  *   failed-unpack-job: a shared unpack Job failed (scenes.failedSharedJob: the bundle image unpullable
  *     for 30 s after a first namespace subscribed, past the Job's 10 s deadline); the fault is the moment
  *     the image is back and a second namespace subscribes; recovered = both namespaces Succeeded.
@@ -21,7 +21,7 @@ import { until } from './procs.js';
 import { runVersions, startMedic, type Medic } from './support.js';
 
 const out = process.env.OLM_MEDIC_TIME_TO_RECOVER;
-const BOUND = Number(process.env.OLM_MEDIC_TIME_TO_RECOVER_BOUND_SECONDS ?? 300);
+const BOUND = Number(process.env.OLM_MEDIC_TIME_TO_RECOVER_BOUND_SECONDS ?? 420);
 const SITUATIONS = (process.env.OLM_MEDIC_TIME_TO_RECOVER_SITUATIONS ?? 'failed-unpack-job,catalog-node-lost').split(',').filter(Boolean);
 const MODES = ['olm-alone', 'olm-medic'] as const;
 
@@ -59,22 +59,25 @@ const scenes: Record<string, (olm: OlmBed, made: string[]) => Promise<{ t0: numb
   },
   async 'catalog-node-lost'(olm, made) {
     const node = await doomedNode(olm);
-    await registryCatalogOn(olm, node.name);
-    const ns = await namespace(olm.admin, 'catnode');
-    made.push(ns);
-    const t0 = Date.now();
-    await node.kill();
-    // Users notice once the catalog is down (the Node NotReady, the pod evicted): then they subscribe.
-    await until(async () => (await registryState(olm)) !== 'READY', `CatalogSource ${REGISTRY} down`, 180_000, olm.procs());
-    await subscribe(olm.admin, ns, 'medic-beta', { source: REGISTRY });
-    return {
-      t0,
-      csvs: [[ns, CSV]],
-      async after() {
-        await node.remove(); // PodGC then removes a dead pod left on it
-        await removeRegistryCatalog(olm);
-      },
+    const name = `${REGISTRY}-${Math.random().toString(36).slice(2, 7)}`;
+    const after = async (): Promise<void> => {
+      await node.remove(); // PodGC then removes a dead pod left on it
+      await removeRegistryCatalog(olm, name);
     };
+    try {
+      await registryCatalogOn(olm, node.name, name);
+      const ns = await namespace(olm.admin, 'catnode');
+      made.push(ns);
+      const t0 = Date.now();
+      await node.kill();
+      // Users notice once the catalog is down (the Node NotReady, the pod evicted): then they subscribe.
+      await until(async () => (await registryState(olm, name)) !== 'READY', `CatalogSource ${name} down`, 180_000, olm.procs());
+      await subscribe(olm.admin, ns, 'medic-beta', { source: name });
+      return { t0, csvs: [[ns, CSV]], after };
+    } catch (e) {
+      await after();
+      throw e;
+    }
   },
 };
 
