@@ -13,7 +13,7 @@ import { collect } from '../../shared/kube/collect.js';
 import { isKnownKind } from '../../shared/kube/resources.js';
 import { equalitySelector, hasLabels, isDnsLabel, isDnsSubdomain, isLabelKey } from '../../shared/kube/validate.js';
 import { COMPONENT_LABEL_PREFIX, FINALIZER_OLM_CSV_CLEANUP, LABEL_OWNER, LABEL_OWNER_KIND, LABEL_OWNER_NAMESPACE, MEDIC, V1, V1ALPHA1 } from '../../shared/olm/constants.js';
-import { componentLabelKey, isCopiedCsv, namespaceFitsKey } from '../../shared/olm/olm.js';
+import { componentLabelKey, hasOtherComponentKey, isCopiedCsv, namespaceFitsKey } from '../../shared/olm/olm.js';
 import { defaults, plan, type Component, type CsvObserved, type Observed, type OperatorObserved } from './plan.js';
 
 const CSV = { apiVersion: V1ALPHA1, kind: 'ClusterServiceVersion' };
@@ -127,16 +127,16 @@ async function observeOperator(ref: Ref, read: Reader, ctx: ObserveContext): Pro
     if (c) csvs.push(c);
   }
   const observed: OperatorObserved = { ...base, labelKey, claimants, csvs };
+  const eligible = operator.metadata.annotations?.[MEDIC.uninstall] === 'true' || (ctx.options.autoUninstall === true && claimants.length === 0);
+  if (!eligible) return observed;
   // The CSVs this uninstall may remove, as the plan will judge them: in a namespace the key names
   // and no Subscription claims, used by no live Subscription, carrying no other operator's key. An
   // owner reference to any OTHER CSV (one the plan keeps) still counts as a user of what it owns.
   const claimed = new Set(claimants.map((s) => s.metadata.namespace!));
   const going = csvs.filter((c) => {
     const ns = c.metadata.namespace ?? '';
-    return namespaceFitsKey(labelKey, ns) && !claimed.has(ns) && !hasOtherKey(c, labelKey) && !allSubs.some((s) => subscriptionUses(s, c));
+    return namespaceFitsKey(labelKey, ns) && !claimed.has(ns) && !hasOtherComponentKey(c, labelKey) && !allSubs.some((s) => subscriptionUses(s, c));
   });
-  const eligible = operator.metadata.annotations?.[MEDIC.uninstall] === 'true' || (ctx.options.autoUninstall === true && claimants.length === 0);
-  if (!eligible) return observed;
   const components: Component[] = [];
   for (const r of refs) {
     const cref = { apiVersion: r.apiVersion!, kind: r.kind!, name: r.name!, ...(r.namespace ? { namespace: r.namespace } : {}) };
@@ -167,8 +167,6 @@ function subscriptionUses(s: KubeObject, obj: KubeObject): boolean {
   const installs = obj.kind === 'ClusterServiceVersion' && (st?.installedCSV === obj.metadata.name || st?.currentCSV === obj.metadata.name);
   return (obj.kind === 'InstallPlan' && st?.installPlanRef?.uid === obj.metadata.uid) || installs || (obj.metadata.ownerReferences ?? []).some((o) => o.uid === s.metadata.uid);
 }
-
-const hasOtherKey = (x: KubeObject, key: string): boolean => Object.keys(x.metadata.labels ?? {}).some((k) => k.startsWith(COMPONENT_LABEL_PREFIX) && k !== key);
 
 /**
  * Live objects outside the uninstall that still use a component: a Subscription that owns it or

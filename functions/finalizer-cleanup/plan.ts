@@ -17,8 +17,8 @@
 import type { Action, Plan, PlanContext } from '../../shared/core/types.js';
 import { target } from '../../shared/core/types.js';
 import type { KubeObject, Ref } from '../../shared/kube/types.js';
-import { COMPONENT_LABEL_PREFIX, FINALIZER_OLM_CSV_CLEANUP, LABEL_OWNER_NAMESPACE, MEDIC } from '../../shared/olm/constants.js';
-import { isCopiedCsv, namespaceFitsKey, seconds } from '../../shared/olm/olm.js';
+import { FINALIZER_OLM_CSV_CLEANUP, LABEL_OWNER_NAMESPACE, MEDIC } from '../../shared/olm/constants.js';
+import { hasOtherComponentKey, isCopiedCsv, namespaceFitsKey, seconds } from '../../shared/olm/olm.js';
 
 export interface CsvObserved {
   kind: 'csv';
@@ -249,8 +249,7 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   const inScope = o.components.filter(mine);
   const labelled = inScope.filter((c) => c.live && c.live.metadata.labels?.[key] !== undefined);
   const reported = inScope.filter((c) => c.unreadable);
-  const otherLabel = (x: KubeObject): boolean => Object.keys(x.metadata.labels ?? {}).some((k) => k.startsWith(COMPONENT_LABEL_PREFIX) && k !== key);
-  const sharedC = (c: Component): boolean => otherLabel(c.live!) || (c.usedBy?.length ?? 0) > 0;
+  const sharedC = (c: Component): boolean => hasOtherComponentKey(c.live!, key) || (c.usedBy?.length ?? 0) > 0;
   const toDelete = labelled.filter((c) => DELETABLE.has(c.ref.kind) && !sharedC(c));
   const toUnlabel = labelled.filter((c) => !toDelete.includes(c) && PATCHABLE.has(c.ref.kind));
   const stuck = labelled.filter((c) => !toDelete.includes(c) && !toUnlabel.includes(c));
@@ -258,19 +257,21 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   const gone = (c: Component): Action =>
     del(c.live!, 'OperatorLeftoverDeleted', `Deleted ${where(c)} of uninstalled operator ${op.metadata.name}: ${gate.why}.`, { regarding, optional: true });
 
+  // Staged: one kind alone, and nothing after it until its objects are gone.
+  const stage = (kind: string, what: string, after: number): Plan | undefined => {
+    const all = toDelete.filter((c) => c.ref.kind === kind);
+    const pending = all.filter((c) => !c.live!.metadata.deletionTimestamp);
+    if (pending.length) return { kind: 'act', summary: `removing the ${what} of operator ${op.metadata.name}`, requeueAfterSeconds: after, actions: pending.map(gone) };
+    if (all.length) return { kind: 'requeue', afterSeconds: after, reason: `waiting for the ${what} to finish deleting` };
+    return undefined;
+  };
   // InstallPlans first: catalog-operator re-executes a plan until it records it Complete, and a
   // plan still Installing re-creates a CSV deleted under it (ExecutePlan; seen on real OLM v0.25.0,
   // whose status write lost a conflict and retried after the CSV was gone: test/olm/uninstall.test.ts).
-  const plans = toDelete.filter((c) => c.ref.kind === 'InstallPlan');
-  const plansPending = plans.filter((c) => !c.live!.metadata.deletionTimestamp);
-  if (plansPending.length) return { kind: 'act', summary: `removing the InstallPlan(s) of operator ${op.metadata.name}`, requeueAfterSeconds: 1, actions: plansPending.map(gone) };
-  if (plans.length) return { kind: 'requeue', afterSeconds: 1, reason: 'waiting for the InstallPlan(s) to finish deleting' };
-  // Then the CSVs, and nothing else until they are gone: while a CSV exists OLM recreates its
-  // OperatorConditions and deployments, so deleting those earlier fights OLM.
-  const csvs = toDelete.filter((c) => c.ref.kind === 'ClusterServiceVersion');
-  const csvPending = csvs.filter((c) => !c.live!.metadata.deletionTimestamp);
-  if (csvPending.length) return { kind: 'act', summary: `removing the CSV(s) of operator ${op.metadata.name}`, requeueAfterSeconds: 2, actions: csvPending.map(gone) };
-  if (csvs.length) return { kind: 'requeue', afterSeconds: 2, reason: 'waiting for the CSV(s) to finish deleting' };
+  // Then the CSVs: while a CSV exists OLM recreates its OperatorConditions and deployments, so
+  // deleting those earlier fights OLM.
+  const staged = stage('InstallPlan', 'InstallPlan(s)', 1) ?? stage('ClusterServiceVersion', 'CSV(s)', 2);
+  if (staged) return staged;
   const pending = toDelete.filter((c) => !c.live!.metadata.deletionTimestamp);
   if (pending.length) return { kind: 'act', summary: `removing ${pending.length} leftover(s) of operator ${op.metadata.name}`, requeueAfterSeconds: 2, actions: pending.map(gone) };
   if (toDelete.length) return { kind: 'requeue', afterSeconds: 2, reason: 'waiting for leftovers to finish deleting' };

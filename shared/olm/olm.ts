@@ -61,6 +61,11 @@ export function componentLabelKey(pkg: string, namespace: string): string {
   return `${COMPONENT_LABEL_PREFIX}${name}`;
 }
 
+/** Whether `obj` carries the component label of an operator other than `key`'s (it is shared). */
+export function hasOtherComponentKey(obj: KubeObject, key: string): boolean {
+  return Object.keys(obj.metadata.labels ?? {}).some((k) => k.startsWith(COMPONENT_LABEL_PREFIX) && k !== key);
+}
+
 /**
  * Whether objects in namespace `ns` can belong to the component label `key`: some package P gives
  * componentLabelKey(P, ns) === key (the key names `<P>.<ns>`, possibly truncated to 63 characters).
