@@ -46,7 +46,6 @@ describe.each(versions)('real OLM %s: a catalog pod on a Node that stops heartbe
       await removeRegistryCatalog(olm);
       process.stderr.write(`[findings ${version}] service proxy journal (last lines):\n  ${olm.serviceProxy?.journal.slice(-8).join('\n  ')}\n`);
     }
-    await node?.remove();
     await medic?.stop();
     await olm?.stop();
   });

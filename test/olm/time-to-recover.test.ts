@@ -13,8 +13,7 @@
  *     it; recovered = its CSV Succeeded (so ~50 s is the floor for both).
  */
 import { appendFileSync } from 'node:fs';
-import { describe, it } from 'vitest';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { csvPhase, forgetInstalls, namespace, startOlm, subscribe, type OlmBed } from './bed.js';
 import { failedSharedJob, doomedNode, REGISTRY, registryCatalogOn, registryState, removeRegistryCatalog } from './scenes.js';
 import { until } from './procs.js';

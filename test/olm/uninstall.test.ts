@@ -21,12 +21,12 @@ import { inject } from 'vitest';
 import { csvPhase, forgetInstalls, LONG_PACKAGE, startOlm, subscribe, type OlmBed } from './bed.js';
 import { until } from './procs.js';
 import { paths, type Obj } from './rest.js';
+import { MEDIC } from '../../shared/olm/constants.js';
 import { cli, describeWrite, runVersions, startMedic, writesBy, type Medic } from './support.js';
 
 const cp = inject('controlPlane');
 const versions = runVersions(['v0.25.0', 'v0.28.0', 'v0.46.0']);
 const CSV = `${LONG_PACKAGE}.v0.1.0`;
-const UNINSTALL = 'olm-medic.io/uninstall';
 
 interface Ref {
   apiVersion: string;
@@ -120,7 +120,7 @@ describe.each(versions)('real OLM %s: uninstall leftovers of a long-named packag
     expect((await clusterRbacOf(olm, nsA)).length).toBeGreaterThanOrEqual(2);
 
     await olm.admin.delete(paths.olm(nsA, 'subscriptions', LONG_PACKAGE));
-    await olm.admin.mergePatch(paths.operators(opName), { metadata: { annotations: { [UNINSTALL]: 'true' } } });
+    await olm.admin.mergePatch(paths.operators(opName), { metadata: { annotations: { [MEDIC.uninstall]: 'true' } } });
     const since = Date.now() - 1000;
     const sweep = await cli(['sweep', '--namespace', nsA, '-o', 'json']);
     process.stderr.write(`[findings ${version}] sweep exit ${sweep.code}: ${sweep.stdout.slice(0, 1500)}\n${sweep.stderr.slice(-1500)}\n`);
