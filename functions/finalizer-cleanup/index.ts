@@ -157,7 +157,20 @@ async function observeOperator(ref: Ref, read: Reader, ctx: ObserveContext): Pro
       components.push({ ref: cref, live, ...(ownerLive !== undefined ? { ownerCsvLive: ownerLive } : {}), ...(usedBy.length ? { usedBy } : {}) });
     }
   }
-  return { ...observed, components };
+  // OLM's InstallPlans still Installing that list a CSV that may go (one list per namespace of those
+  // CSVs). Only Installing: that is the phase catalog-operator executes (transitionInstallPlanState).
+  const unfinishedPlans: NonNullable<OperatorObserved['unfinishedPlans']> = [];
+  for (const ns of new Set(going.map((c) => c.metadata.namespace!))) {
+    for (const ip of await collect(read.list(V1ALPHA1, 'InstallPlan', { namespace: ns }))) {
+      const phase = (ip.status as { phase?: string } | undefined)?.phase ?? '';
+      if (phase !== 'Installing' || ip.metadata.deletionTimestamp) continue;
+      const names = (ip.spec as { clusterServiceVersionNames?: unknown } | undefined)?.clusterServiceVersionNames;
+      for (const c of going.filter((x) => x.metadata.namespace === ns && Array.isArray(names) && names.includes(x.metadata.name))) {
+        unfinishedPlans.push({ plan: ip.metadata.name, namespace: ns, csv: c.metadata.name, phase });
+      }
+    }
+  }
+  return { ...observed, components, ...(unfinishedPlans.length ? { unfinishedPlans } : {}) };
 }
 
 /** Whether live Subscription `s` uses `obj`: owns it, installs it (a CSV), or points at it (its InstallPlan). */

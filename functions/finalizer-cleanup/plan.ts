@@ -55,6 +55,12 @@ export interface OperatorObserved {
   csvs: KubeObject[];
   /** Every ref, with its live object when an uninstall may proceed (otherwise empty). */
   components: Component[];
+  /**
+   * InstallPlans still Installing that list a CSV this uninstall would delete (read only when an
+   * uninstall may proceed): catalog-operator executes such a plan again and re-creates a CSV deleted
+   * under it (seen on real OLM v0.25.0 when its write of Complete lost a conflict).
+   */
+  unfinishedPlans?: { plan: string; namespace: string; csv: string; phase: string }[];
 }
 
 export type Observed = CsvObserved | OperatorObserved;
@@ -270,7 +276,14 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   // whose status write lost a conflict and retried after the CSV was gone: test/olm/uninstall.test.ts).
   // Then the CSVs: while a CSV exists OLM recreates its OperatorConditions and deployments, so
   // deleting those earlier fights OLM.
-  const staged = stage('InstallPlan', 'InstallPlan(s)', 1) ?? stage('ClusterServiceVersion', 'CSV(s)', 2);
+  const installPlans = stage('InstallPlan', 'InstallPlan(s)', 1);
+  if (installPlans) return installPlans;
+  // A plan that is not ours to delete (not labelled, not listed) but still Installing would re-create
+  // the CSV too: wait until OLM completes it or GC removes it (its Subscription is gone).
+  const csvNames = new Set(toDelete.filter((c) => c.ref.kind === 'ClusterServiceVersion' && !c.live!.metadata.deletionTimestamp).map((c) => `${c.ref.namespace}/${c.ref.name}`));
+  const blocking = (o.unfinishedPlans ?? []).filter((p) => csvNames.has(`${p.namespace}/${p.csv}`));
+  if (blocking.length) return { kind: 'requeue', afterSeconds: 2, reason: `waiting for InstallPlan ${blocking.map((p) => `${p.namespace}/${p.plan} (${p.phase})`).join(', ')} to finish: OLM would re-create the CSV it lists` };
+  const staged = stage('ClusterServiceVersion', 'CSV(s)', 2);
   if (staged) return staged;
   const pending = toDelete.filter((c) => !c.live!.metadata.deletionTimestamp);
   if (pending.length) return { kind: 'act', summary: `removing ${pending.length} leftover(s) of operator ${op.metadata.name}`, requeueAfterSeconds: 2, actions: pending.map(gone) };

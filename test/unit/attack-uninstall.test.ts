@@ -291,6 +291,26 @@ describe('safe', () => {
     expect(plans.at(-1)).toMatchObject({ kind: 'refuse' });
   });
 
+  it('an InstallPlan still Installing that lists the CSV (unlabelled, not in the refs: not ours to delete) holds the CSV until OLM completes it; then the CSV goes (real OLM v0.25.0 re-created a CSV deleted under such a plan)', async () => {
+    const c = new Cluster();
+    const ns = 'shop';
+    const key = componentLabelKey('etcd', ns);
+    const plan = installPlan(ns, 'install-x', {}, [], 'Installing');
+    (plan.spec as { clusterServiceVersionNames: string[] }).clusterServiceVersionNames = ['etcdoperator.v0.9.4'];
+    c.add(plan);
+    const objs = [c.add(csvObj(ns, 'etcdoperator.v0.9.4', lbl(key), 'Failed')), c.add(nsObj('v1', 'ConfigMap', ns, 'cfg', lbl(key)))];
+    c.add(operatorObj(key, objs, true));
+    const held = await drive(c, `etcd.${ns}`, {}, 3);
+    expect(held.writes).toEqual([]);
+    expect(held.plans.at(-1)).toMatchObject({ kind: 'requeue', reason: expect.stringContaining('shop/install-x (Installing)') });
+    // OLM records the plan Complete: the uninstall goes on, the CSV first.
+    (plan.status as { phase: string }).phase = 'Complete';
+    c.add(plan);
+    const after = await drive(c, `etcd.${ns}`);
+    expect(after.writes.map(where)[0]).toBe('delete ClusterServiceVersion shop/etcdoperator.v0.9.4');
+    expect(after.writes.map(where)).not.toContain('delete InstallPlan shop/install-x');
+  });
+
   it('safe: the Subscription claims the key only by its spec.name (not yet labelled by OLM): still counted, nothing in its namespace written', async () => {
     const c = new Cluster();
     c.add(sub(NS_A, 'telemetry', LONG_PKG)); // no label yet, key computed from spec.name + namespace

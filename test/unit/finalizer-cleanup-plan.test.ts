@@ -186,6 +186,10 @@ describe('finalizer-cleanup plan B (Operator): decision table', () => {
       actions: [['delete', 'InstallPlan', 'OperatorLeftoverDeleted']],
     }],
     ['annotated: InstallPlan finishing its deletion, CSV', opObs({ annotate: true, csvs: [failed()], components: [failed(), installPlan({ deleting: true })] }), { kind: 'requeue', after: 1 }],
+    // an unfinished plan that is not ours to delete but lists the CSV: wait (OLM would re-create the CSV), the CSV stays
+    ['annotated: CSV listed by an unfinished InstallPlan', { ...opObs({ annotate: true, csvs: [failed()], components: [failed(), deploy()] }), unfinishedPlans: [{ plan: 'install-xyz', namespace: NS, csv: CSV_NAME, phase: 'Installing' }] }, { kind: 'requeue', after: 2 }],
+    // an unfinished plan listing another CSV does not hold this one
+    ['annotated: an unfinished InstallPlan of another CSV', { ...opObs({ annotate: true, csvs: [failed()], components: [failed()] }), unfinishedPlans: [{ plan: 'install-xyz', namespace: NS, csv: 'other.v1.0.0', phase: 'Installing' }] }, { kind: 'act', actions: [['delete', 'ClusterServiceVersion', 'OperatorLeftoverDeleted']] }],
     // a Subscription still exists: OLM would reinstall; refuse with guidance
     ['annotated but subscribed', opObs({ annotate: true, subs: [sub()], components: [deploy()] }), { kind: 'refuse', reason: /UninstallLeftoversKept/ }],
     // a Subscription that is itself being deleted does not count
