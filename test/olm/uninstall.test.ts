@@ -88,6 +88,9 @@ describe.each(versions)('real OLM %s: uninstall leftovers of a long-named packag
       // v0.25 CSVs carry olm-medic's finalizer once its server ran: forget them while it still runs.
       medic ??= await startMedic();
       await forgetInstalls(olm.admin, made);
+      // The next version's run must find no Operator of this package (its naming check counts them).
+      await olm.admin.delete(paths.operators(opName));
+      await until(async () => !(await olm.admin.get(paths.operators(opName))), `Operator ${opName} gone`, 60_000);
     }
     await medic?.stop();
     await olm?.stop();
@@ -100,11 +103,26 @@ describe.each(versions)('real OLM %s: uninstall leftovers of a long-named packag
       await subscribe(olm.admin, ns, LONG_PACKAGE);
     }
     for (const ns of [nsA, nsB]) await until(async () => (await csvPhase(olm.admin, ns, CSV)) === 'Succeeded', `${ns}: ${CSV} Succeeded`, 240_000, olm.procs());
+    // OLM's adoption controller labels a Subscription's installedCSV when it reconciles the
+    // Subscription. Seen twice on v0.25.0 (CI and a rerun, 2026-11-23): B's installedCSV was set, B's
+    // Subscription updated three more times, and B's CSV was never labelled, so the Operator never listed
+    // it (audit log: no olm-operator patch of that CSV). A user's update of the Subscription (here an
+    // annotation) makes OLM reconcile it again; the test does that, through OLM's API, at most twice.
+    let nudges = 0;
+    const deadline = Date.now() + 120_000;
     const op = await until(async () => {
       const o = await olm.admin.get<Obj>(paths.operators(opName));
       const csvs = refsOf(o).filter((r) => r.kind === 'ClusterServiceVersion').map((r) => r.namespace);
-      return csvs.includes(nsA) && csvs.includes(nsB) && o;
-    }, `Operator ${opName} listing both CSVs`, 120_000, olm.procs());
+      if (csvs.includes(nsA) && csvs.includes(nsB)) return o;
+      if (Date.now() > deadline - (2 - nudges) * 40_000 && nudges < 2) {
+        nudges++;
+        for (const ns of [nsA, nsB].filter((n) => !csvs.includes(n))) {
+          process.stderr.write(`[findings ${version}] ${ns}: ${CSV} Succeeded but not listed by Operator ${opName}; updating its Subscription (nudge ${nudges})\n`);
+          await olm.admin.mergePatch(paths.olm(ns, 'subscriptions', LONG_PACKAGE), { metadata: { annotations: { 'olm-medic-test/nudge': String(nudges) } } });
+        }
+      }
+      return undefined;
+    }, `Operator ${opName} listing both CSVs`, 150_000, olm.procs());
     expect(op.status?.components?.labelSelector?.matchExpressions).toEqual([{ key, operator: 'Exists' }]);
     // Neither `<pkg>.<nsA>` nor `<pkg>.<nsB>` exists as an Operator: the name is the key's.
     const names = (await olm.admin.list<Obj>(paths.operators())).map((o) => o.metadata.name).filter((n) => n.startsWith(LONG_PACKAGE));
