@@ -18,8 +18,10 @@ import { paths, type Obj } from './rest.js';
 import { cli, describeWrite, runVersions, startMedic, writesBy, type Medic } from './support.js';
 
 const cp = inject('controlPlane');
-// Not v0.25.0: there olm-medic adds its own finalizer to every CSV by design (a write on any install).
-const versions = runVersions(['v0.28.0', 'v0.46.0']);
+// On v0.25.0 olm-medic also adds its own finalizer to every CSV by design (OLM < v0.27 has none): those
+// patches of this namespace's CSVs are the only other writes allowed there.
+const versions = runVersions(['v0.25.0', 'v0.28.0', 'v0.46.0']);
+const OWN_CSV_FINALIZER = new Set(['v0.25.0']);
 
 type OwnerRef = NonNullable<Obj['metadata']['ownerReferences']>[number];
 const FIELDS = ['apiVersion', 'kind', 'name', 'uid', 'blockOwnerDeletion', 'controller'] as const;
@@ -63,7 +65,8 @@ describe.each(versions)('real OLM %s: an InstallPlan missing a Subscription owne
     for (const o of original) {
       expect(o).toMatchObject({ apiVersion: 'operators.coreos.com/v1alpha1', kind: 'Subscription', controller: false, blockOwnerDeletion: false });
     }
-    expect([...(ip.spec?.clusterServiceVersionNames ?? [])].sort()).toEqual(['medic-alpha.v0.2.0', 'medic-beta.v0.1.0']);
+    // (v0.25.0 lists each CSV twice: test/olm/fixtures.test.ts.)
+    expect([...new Set(ip.spec?.clusterServiceVersionNames ?? [])].sort()).toEqual(['medic-alpha.v0.2.0', 'medic-beta.v0.1.0']);
   });
 
   it('with one owner removed, OLM leaves it missing', async () => {
@@ -111,10 +114,15 @@ describe.each(versions)('real OLM %s: an InstallPlan missing a Subscription owne
     const ipPath = `/apis/operators.coreos.com/v1alpha1/namespaces/${ns}/installplans/${ip.metadata.name}?`;
     const patches = writes.filter((w) => w.verb === 'patch' && w.requestURI.startsWith(ipPath));
     const events = writes.filter((w) => w.verb === 'create' && w.requestURI.startsWith(`/apis/events.k8s.io/v1/namespaces/${ns}/events?`));
-    expect(writes.length - patches.length - events.length, writes.map(describeWrite).join('\n')).toBe(0);
+    const csvPath = `/apis/operators.coreos.com/v1alpha1/namespaces/${ns}/clusterserviceversions/`;
+    const finalizers = OWN_CSV_FINALIZER.has(version) ? writes.filter((w) => w.verb === 'patch' && w.requestURI.startsWith(csvPath)) : [];
+    expect(writes.length - patches.length - events.length - finalizers.length, writes.map(describeWrite).join('\n')).toBe(0);
     expect(patches.filter((w) => w.responseStatus?.code === 200).length).toBe(1);
     // Anything else may only be a lost optimistic-concurrency race (resourceVersion precondition).
     expect(patches.filter((w) => w.responseStatus?.code !== 200).every((w) => w.responseStatus?.code === 409)).toBe(true);
-    expect(events.length).toBeLessThanOrEqual(1);
+    // One Event for the repair (plus, on v0.25.0, one per finalizer olm-medic added; its 409s are retried).
+    const added = finalizers.filter((w) => w.responseStatus?.code === 200).length;
+    expect(finalizers.every((w) => w.responseStatus?.code === 200 || w.responseStatus?.code === 409)).toBe(true);
+    expect(events.length).toBeLessThanOrEqual(1 + added);
   });
 });
