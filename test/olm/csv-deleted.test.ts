@@ -11,7 +11,7 @@ import { inject } from 'vitest';
 import { csvPhase, namespace, startOlm, subscribe, type OlmBed, forgetInstalls } from './bed.js';
 import { until } from './procs.js';
 import { paths, type Obj } from './rest.js';
-import { cli, describeWrite, runVersions, startMedic, writesBy, type Medic } from './support.js';
+import { cli, describeWrite, olmAddsCsvFinalizer, runVersions, startMedic, writesBy, type Medic } from './support.js';
 
 const cp = inject('controlPlane');
 const versions = runVersions(['v0.25.0', 'v0.28.0', 'v0.46.0']);
@@ -42,7 +42,7 @@ describe.each(versions)('real OLM %s: CSV deleted while olm-operator is down', (
     await olm?.stop();
   });
 
-  it(version === 'v0.25.0' ? 'orphans cluster RBAC; olm-medic cleans it; OLM has nothing left to do' : 'olm-medic defers to OLM\'s finalizer (zero writes); OLM cleans up when back', async () => {
+  it(!olmAddsCsvFinalizer(version) ? 'orphans cluster RBAC; olm-medic cleans it; OLM has nothing left to do' : 'olm-medic defers to OLM\'s finalizer (zero writes); OLM cleans up when back', async () => {
     const ns = await namespace(olm.admin, 'csv-del');
     made.push(ns);
     await subscribe(olm.admin, ns, 'medic-beta');
@@ -59,7 +59,7 @@ describe.each(versions)('real OLM %s: CSV deleted while olm-operator is down', (
     const since = Date.now();
     await olm.admin.delete(paths.olm(ns, 'clusterserviceversions', CSV));
 
-    if (version === 'v0.25.0') {
+    if (!olmAddsCsvFinalizer(version)) {
       expect(csv.metadata.finalizers ?? []).not.toContain('operators.coreos.com/csv-cleanup');
       // olm-medic cleans the orphaned cluster RBAC (from the CSV's delete event).
       await until(async () => (await ownedClusterRbac(olm, ns)).length === 0, 'olm-medic to delete the orphaned cluster RBAC', 60_000);

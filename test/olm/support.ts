@@ -33,6 +33,20 @@ export function writesBy(user: string, since: number): (AuditEntry & { stageTime
 
 export const describeWrite = (e: AuditEntry): string => `${e.verb} ${e.requestURI} -> ${e.responseStatus?.code}`;
 
+/** A request's path without its query string (`?fieldManager=...`, `?dryRun=...`). */
+export const pathOf = (e: AuditEntry): string => e.requestURI.split('?')[0]!;
+
+/**
+ * Whether this OLM version puts its own finalizer (operators.coreos.com/csv-cleanup) on every CSV: from
+ * v0.27.0 on. Before that (v0.25.0 in the bed) olm-medic adds its own finalizer to every CSV by design,
+ * so those patches (and their Events) are olm-medic writes even in a healthy install.
+ */
+export function olmAddsCsvFinalizer(version: string): boolean {
+  const m = /^v(\d+)\.(\d+)\./.exec(version);
+  if (!m) throw new Error(`not an OLM version: ${version}`);
+  return Number(m[1]) > 0 || Number(m[2]) >= 27;
+}
+
 /** The CLI (`olm-medic ...`) as the shipped ServiceAccount. */
 export function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const cp = inject('controlPlane');
