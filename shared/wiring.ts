@@ -11,6 +11,7 @@ import type { Config } from './core/config.js';
 import type { AnyFunction } from './core/types.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { createKube, loadKubeConfig } from './kube/client.js';
+import { burstSnapshots } from './kube/burst-snapshots.js';
 import { shareLists } from './kube/shared-lists.js';
 import type { Kube } from './kube/types.js';
 
@@ -70,7 +71,8 @@ export function createRuntime(config: Config, functions: AnyFunction[], o: Runti
     functions: enabled,
     options: config.functionOptions,
     // Concurrent reconciles asking for the same cluster-wide list read one (never one started before they asked).
-    reader: shareLists(kube),
+    // In a burst of asks for one kind, one recent metadata list answers "nothing to do" checks (burst-snapshots.ts).
+    reader: burstSnapshots(shareLists(kube)),
     execute,
     now,
     policy: { dryRun: policy.dryRun, protectedNamespaces: policy.protectedNamespaces },

@@ -3,7 +3,8 @@
  *   listens   InstallPlan add/update, Subscription add/update with status.installPlanRef, sweeps
  *   reads     the InstallPlan, the Subscriptions in its namespace (for a Subscription's event: the
  *             plan the event names — alone if it holds the event's claim — else that Subscription
- *             live and its plan, and the namespace's only if its own part is missing)
+ *             live and its plan, and the namespace's only if its own part is missing; in a burst of
+ *             Subscription events, a recent metadata list of all plans instead of the first GET)
  *   writes    one merge patch of InstallPlan metadata (ownerReferences, component label) with a
  *             resourceVersion precondition
  */
@@ -13,7 +14,7 @@ import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
 import { collect } from '../../shared/kube/collect.js';
 import { isDnsSubdomain } from '../../shared/kube/validate.js';
 import { ANN_GENERATED_BY, MEDIC, V1ALPHA1 } from '../../shared/olm/constants.js';
-import { defaults, plan, servesPlan, type Observed } from './plan.js';
+import { claimHeld, defaults, plan, servesPlan, type Observed } from './plan.js';
 
 const IP = { apiVersion: V1ALPHA1, kind: 'InstallPlan' };
 
@@ -84,6 +85,11 @@ async function observe(ref: TargetRef, read: Reader, ctx: ObserveContext): Promi
     const hinted = ref.hint?.object;
     const hintedPlan = hinted && hinted.metadata.name === ref.name && hinted.metadata.namespace === ref.namespace ? installPlanOf(hinted) : undefined;
     if (hinted && hintedPlan) {
+      // In a burst of Subscription events (a catalog update), a recent metadata list of every plan
+      // answers this instead of a GET each (burst-snapshots.ts); only a claim that holds ends here.
+      const meta = await read.recentMetadata?.(hintedPlan, { apiVersion: V1ALPHA1, kind: 'Subscription', resourceVersion: hinted.metadata.resourceVersion });
+      const recent = meta && { ...IP, metadata: meta };
+      if (recent && heldOnMetadata(hinted, recent)) return { installPlan: recent, subscriptions: [hinted], metadataOnly: true };
       read1 = await read.get(hintedPlan);
       if (read1 && holdsClaim(hinted, read1, ctx)) return { installPlan: read1, subscriptions: [hinted] };
     }
@@ -103,6 +109,15 @@ async function observe(ref: TargetRef, read: Reader, ctx: ObserveContext): Promi
   if (sub && plan({ installPlan, subscriptions: [sub] }, { ...ctx, now: ctx.clock() }).kind === 'noop') return { installPlan, subscriptions: [sub] };
   const subscriptions = await collect(read.list(V1ALPHA1, 'Subscription', { namespace: ipRef.namespace! }));
   return { installPlan, subscriptions };
+}
+
+/** claimHeld on the event's Subscription (its fields are the event's: any shape; never throws). */
+function heldOnMetadata(hinted: KubeObject, installPlan: KubeObject): boolean {
+  try {
+    return claimHeld(hinted, installPlan);
+  } catch {
+    return false;
+  }
 }
 
 /** Whether the plan already holds the event's claim (its status fields are the event's: any shape; never throws). */

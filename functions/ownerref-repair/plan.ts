@@ -16,6 +16,11 @@ export interface Observed {
   installPlan: KubeObject;
   /** Subscriptions in the InstallPlan's namespace. */
   subscriptions: KubeObject[];
+  /**
+   * Only the plan's metadata was read (a recent metadata list during a burst of Subscription
+   * events): enough to see that these Subscriptions' parts already hold, never to repair.
+   */
+  metadataOnly?: boolean;
 }
 
 interface SubStatus {
@@ -43,6 +48,21 @@ export function servesPlan(sub: KubeObject, ip: KubeObject): { ok: true } | { ok
   return { ok: true };
 }
 
+/**
+ * Whether `sub`'s part of the plan already holds on the plan's METADATA alone: the plan is the one
+ * its installPlanRef names (name and uid), is owned by it and carries its component label (or its
+ * key is one no label can have). Then plan() is noop for `sub` whatever the plan's spec says: if it
+ * serves the plan, nothing of its part is missing; if it does not, it claims nothing.
+ */
+export function claimHeld(sub: KubeObject, ip: KubeObject): boolean {
+  const ref = ((sub.status ?? {}) as SubStatus).installPlanRef;
+  if (!ref || ref.name !== ip.metadata.name || !ip.metadata.uid || ref.uid !== ip.metadata.uid) return false;
+  if (sub.metadata.namespace !== ip.metadata.namespace || !sub.metadata.uid) return false;
+  if (!(ip.metadata.ownerReferences ?? []).some((r) => r.uid === sub.metadata.uid)) return false;
+  const k = componentLabelKey((sub.spec as { name?: string } | undefined)?.name ?? '', sub.metadata.namespace!);
+  return k in (ip.metadata.labels ?? {}) || k.endsWith('/.') || !isLabelKey(k);
+}
+
 export function subscriptionOwner(sub: KubeObject): OwnerReference {
   return { apiVersion: V1ALPHA1, kind: 'Subscription', name: sub.metadata.name, uid: sub.metadata.uid!, controller: false, blockOwnerDeletion: false };
 }
@@ -59,6 +79,12 @@ export const defaults = {
 export function plan(o: Observed, ctx: PlanContext): Plan {
   const ip = o.installPlan;
   if (ip.metadata.deletionTimestamp) return { kind: 'noop', reason: 'InstallPlan is being deleted' };
+  if (o.metadataOnly) {
+    // Metadata proves a part holds; it cannot prove one is missing (that needs the plan's spec): re-check live.
+    return o.subscriptions.every((s) => claimHeld(s, ip))
+      ? { kind: 'noop', reason: 'owners and labels complete (recent InstallPlan metadata)' }
+      : { kind: 'requeue', afterSeconds: 1, reason: 'only the InstallPlan\'s metadata was read: re-check it live' };
+  }
   const owners = ip.metadata.ownerReferences ?? [];
   const serving = o.subscriptions.filter((s) => servesPlan(s, ip).ok);
   const missingOwners = serving.filter((s) => !owners.some((r) => r.uid === s.metadata.uid));

@@ -47,6 +47,8 @@ interface Call {
   query?: Record<string, string | undefined>;
   body?: unknown;
   contentType?: string;
+  /** Accept header (default application/json). */
+  accept?: string;
   /** For metrics: "<verb> <plural>". */
   verb: string;
   resource: string;
@@ -126,7 +128,7 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
     agent ??= tls
       ? new HttpsAgent({ keepAlive: true, keepAliveMsecs: 30_000, timeout: 4_000, maxSockets: MAX_SOCKETS, ...tlsOptions(opts) })
       : new HttpAgent({ keepAlive: true, keepAliveMsecs: 30_000, timeout: 4_000, maxSockets: MAX_SOCKETS });
-    const headers: Record<string, string> = { Accept: 'application/json' };
+    const headers: Record<string, string> = { Accept: call.accept ?? 'application/json' };
     if (body !== undefined) headers['Content-Type'] = call.contentType ?? 'application/json';
     // Explicit, as fetch sent it: node:http frames a DELETE body only with a Content-Length.
     if (body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body));
@@ -166,7 +168,7 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
   /** The previous transport, kept for clusters behind a proxy: client-node's undici dispatcher. */
   async function viaFetch(call: Call, url: string, body: string | undefined): Promise<Answer> {
     const ctx = new RequestContext(url, call.method);
-    ctx.setHeaderParam('Accept', 'application/json');
+    ctx.setHeaderParam('Accept', call.accept ?? 'application/json');
     if (body !== undefined) ctx.setHeaderParam('Content-Type', call.contentType ?? 'application/json');
     await kc.applySecurityAuthentication(ctx);
     // client-node builds a new agent per request; keep the first so connections are pooled.
@@ -233,13 +235,15 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
           path,
           verb: 'list',
           resource: info.plural,
+          ...(opts.metadataOnly ? { accept: METADATA_LIST } : {}),
           query: {
             labelSelector: opts.labelSelector,
             fieldSelector: opts.fieldSelector,
             limit: String(opts.pageSize ?? 500),
             continue: cont,
           },
-        })) as { items?: T[]; metadata?: { continue?: string } };
+        })) as { items?: T[]; metadata?: { continue?: string; resourceVersion?: string } };
+        if (!cont && typeof page.metadata?.resourceVersion === 'string') opts.onListResourceVersion?.(page.metadata.resourceVersion);
         // List items carry no apiVersion/kind; restore them so callers can build refs.
         for (const item of page.items ?? []) yield { ...item, apiVersion, kind };
         cont = page.metadata?.continue || undefined;
@@ -326,6 +330,9 @@ interface Answer {
   retryAfter?: string;
   text: string;
 }
+
+/** A metadata-only list (falls back to the full list where the apiserver cannot convert). */
+const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 
 /** Connections to the apiserver at most (client-go multiplexes one HTTP/2 connection; this is HTTP/1.1). */
 const MAX_SOCKETS = 32;

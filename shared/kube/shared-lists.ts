@@ -32,7 +32,7 @@ export function shareLists(inner: Reader): Reader {
     get: (ref) => inner.get(ref),
     list<T extends KubeObject>(apiVersion: string, kind: string, opts: ListOptions = {}): AsyncIterable<T> {
       if (!opts.shared) return inner.list<T>(apiVersion, kind, opts);
-      const key = JSON.stringify([apiVersion, kind, opts.namespace ?? '', opts.labelSelector ?? '', opts.fieldSelector ?? '', opts.pageSize ?? 0]);
+      const key = JSON.stringify([apiVersion, kind, opts.namespace ?? '', opts.labelSelector ?? '', opts.fieldSelector ?? '', opts.pageSize ?? 0, opts.metadataOnly ?? false]);
       const source = (): AsyncIterable<KubeObject> => inner.list(apiVersion, kind, opts);
       if (!running.has(key)) {
         const b = new Broadcast(source, () => ended(key));

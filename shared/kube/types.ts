@@ -50,6 +50,13 @@ export interface ListOptions {
    * other I/O between items.
    */
   shared?: boolean;
+  /**
+   * Only the items' metadata (the apiserver's PartialObjectMetadataList): much smaller pages for a
+   * caller that reads nothing else. Items still carry the asked apiVersion/kind.
+   */
+  metadataOnly?: boolean;
+  /** Called with the list's resourceVersion (from its first page): the collection's state it was read at. */
+  onListResourceVersion?: (resourceVersion: string) => void;
 }
 
 export interface WriteOptions {
@@ -77,6 +84,21 @@ export interface Reader {
     kind: string,
     opts?: ListOptions,
   ): AsyncIterable<T>;
+  /**
+   * During a burst of asks for one kind (burst-snapshots.ts): the object's metadata from one
+   * cluster-wide metadata list at most a few seconds old that provably started after `after` (the
+   * asker's own object, e.g. an event's Subscription) was written at its resourceVersion.
+   * undefined: no such list at hand, or the object is not in it — read it live. Good only for
+   * concluding that there is NOTHING to do; anything else is decided on a live read.
+   */
+  recentMetadata?(ref: Ref, after: VersionedRef): Promise<ObjectMeta | undefined>;
+}
+
+/** A resource and one of its objects' resourceVersions (an event's value: any shape until compared). */
+export interface VersionedRef {
+  apiVersion: string;
+  kind: string;
+  resourceVersion: unknown;
 }
 
 /** Write access, held by the executor alone. */

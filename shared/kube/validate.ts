@@ -71,3 +71,16 @@ export function hasLabels(obj: { metadata: { labels?: Record<string, string> } }
   const l = obj.metadata.labels ?? {};
   return Object.entries(pairs).every(([k, v]) => l[k] === v);
 }
+
+const RESOURCE_VERSION = /^[1-9][0-9]*$/;
+
+/**
+ * Compares two resourceVersions of the SAME resource as KEP-5504 (Kubernetes v1.35, GA) allows:
+ * both must be positive decimal integers without leading zeros (else undefined: not comparable);
+ * -1, 0 or 1 as a < b, a == b, a > b (by length, then digit by digit: no precision limit).
+ */
+export function compareResourceVersions(a: unknown, b: unknown): -1 | 0 | 1 | undefined {
+  if (typeof a !== 'string' || typeof b !== 'string' || !RESOURCE_VERSION.test(a) || !RESOURCE_VERSION.test(b)) return undefined;
+  if (a.length !== b.length) return a.length < b.length ? -1 : 1;
+  return a === b ? 0 : a < b ? -1 : 1;
+}

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { plan, type Observed } from '../../functions/ownerref-repair/plan.js';
+import { claimHeld, plan, type Observed } from '../../functions/ownerref-repair/plan.js';
 import { NO_POLICY, type Plan, type PlanContext } from '../../shared/core/types.js';
 import type { KubeObject, OwnerReference } from '../../shared/kube/types.js';
 import * as olm from '../fixtures/olm-objects.js';
@@ -208,6 +208,39 @@ describe('ownerref-repair plan() properties', () => {
       }),
       { numRuns: 1000 },
     );
+  });
+
+  it('a claim held on the plan\'s metadata alone means the full plan is noop for that Subscription; a metadata-only observation never acts', () => {
+    let held = 0;
+    let notHeld = 0;
+    fc.assert(
+      fc.property(worldModel, (m) => {
+        const o = build(m);
+        const { spec: _spec, status: _status, ...meta } = o.installPlan; // what a metadata list returns
+        for (const s of o.subscriptions) {
+          const h = claimHeld(s, meta as KubeObject);
+          if (h) {
+            held++;
+            expect(plan({ installPlan: o.installPlan, subscriptions: [s] }, ctx).kind).toBe('noop');
+          } else notHeld++;
+          const p = plan({ installPlan: meta as KubeObject, subscriptions: [s], metadataOnly: true }, ctx);
+          expect(p.kind).toBe(h || o.installPlan.metadata.deletionTimestamp ? 'noop' : 'requeue');
+        }
+      }),
+      { numRuns: 1000 },
+    );
+    expect(held).toBeGreaterThan(50);
+    expect(notHeld).toBeGreaterThan(50);
+  });
+
+  it('claimHeld needs the plan the Subscription names by uid, its owner and its component label', () => {
+    const ip = installPlan({ owners: [owner('etcd'), owner('prometheus')], labels: { [LABEL_PROM]: '' } });
+    expect(claimHeld(prom(), ip)).toBe(true);
+    expect(claimHeld(prom({ refUid: 'ip-other' }), ip)).toBe(false);
+    expect(claimHeld(prom(), installPlan({ owners: [owner('etcd')], labels: { [LABEL_PROM]: '' } }))).toBe(false);
+    expect(claimHeld(prom(), installPlan({ owners: [owner('etcd'), owner('prometheus')] }))).toBe(false);
+    expect(claimHeld(prom({ ref: 'none' }), ip)).toBe(false);
+    expect(claimHeld(prom({ ref: 'other' }), ip)).toBe(false);
   });
 
   it('never drops or alters an existing owner, never adds a controller or blocking owner, never adds a Subscription that does not reference the plan by uid', () => {
