@@ -11,7 +11,7 @@ import type { Config } from './core/config.js';
 import type { AnyFunction } from './core/types.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { createKube, loadKubeConfig } from './kube/client.js';
-import { burstSnapshots } from './kube/burst-snapshots.js';
+import { burstSnapshots, type BurstSnapshotOptions } from './kube/burst-snapshots.js';
 import { shareLists } from './kube/shared-lists.js';
 import type { Kube } from './kube/types.js';
 
@@ -32,6 +32,8 @@ export interface RuntimeOverrides {
   /** The host clock the apiserver's is derived from (tests skew it). */
   localNow?: () => number;
   log?: Logger;
+  /** Burst-snapshot tuning (tests: a longer life, so a slow machine cannot change what a case sees). */
+  burstSnapshots?: Partial<BurstSnapshotOptions>;
 }
 
 export function createRuntime(config: Config, functions: AnyFunction[], o: RuntimeOverrides = {}): Runtime {
@@ -72,7 +74,7 @@ export function createRuntime(config: Config, functions: AnyFunction[], o: Runti
     options: config.functionOptions,
     // Concurrent reconciles asking for the same cluster-wide list read one (never one started before they asked).
     // In a burst of asks for one kind, one recent metadata list answers "nothing to do" checks (burst-snapshots.ts).
-    reader: burstSnapshots(shareLists(kube)),
+    reader: burstSnapshots(shareLists(kube), o.burstSnapshots),
     execute,
     now,
     policy: { dryRun: policy.dryRun, protectedNamespaces: policy.protectedNamespaces },

@@ -51,7 +51,8 @@ describe('ownerref-repair in a burst of Subscription events (real apiserver, shi
     const healthy: { sub: KubeObject; ip: KubeObject }[] = [];
     await forEachLimited(Array.from({ length: N }, (_, i) => i), 16, async (i) => void healthy.push(await installed(ns, String(i), true)));
     const stuck = await installed(ns, 'stuck', false);
-    const rt = c.runtime([ownerrefRepair]);
+    // The default threshold; a life of 60 s instead of 5 s, so a slow CI machine sees the same snapshot in both parts.
+    const rt = c.runtime([ownerrefRepair], {}, { burstSnapshots: { maxAgeMs: 60_000 } });
     try {
       const since = Date.now();
       const handle = (subs: KubeObject[]) => Promise.all(subs.map((s) => rt.engine.handle(decodeEvent(apiServerEvent('update', s)))));

@@ -7,7 +7,7 @@ import { loadConfig, type Config } from '../../shared/core/config.js';
 import type { AnyFunction } from '../../shared/core/types.js';
 import { createKube, loadKubeConfig } from '../../shared/kube/client.js';
 import type { Kube, KubeObject, Ref } from '../../shared/kube/types.js';
-import { createRuntime, type Runtime } from '../../shared/wiring.js';
+import { createRuntime, type Runtime, type RuntimeOverrides } from '../../shared/wiring.js';
 import type { AuditEntry } from '../control-plane/control-plane.js';
 
 export interface TestCluster {
@@ -29,7 +29,7 @@ export interface TestCluster {
    * A runtime (engine, executor, metrics) running as the ServiceAccount shipped in infra/, with
    * exactly the shipped RBAC (pass KUBECONFIG: kubeconfig.medic for the unrestricted test identity).
    */
-  runtime(functions: AnyFunction[], env?: Record<string, string>, overrides?: { now?: () => Date; localNow?: () => number }): Runtime;
+  runtime(functions: AnyFunction[], env?: Record<string, string>, overrides?: Pick<RuntimeOverrides, 'now' | 'localNow' | 'burstSnapshots'>): Runtime;
 }
 
 export interface MedicEvent extends KubeObject {
