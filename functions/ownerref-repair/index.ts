@@ -89,7 +89,7 @@ async function observe(ref: TargetRef, read: Reader, ctx: ObserveContext): Promi
       // answers this instead of a GET each (burst-snapshots.ts); only a claim that holds ends here.
       const meta = await read.recentMetadata?.(hintedPlan, { apiVersion: V1ALPHA1, kind: 'Subscription', resourceVersion: hinted.metadata.resourceVersion });
       const recent = meta && { ...IP, metadata: meta };
-      if (recent && heldOnMetadata(hinted, recent)) return { installPlan: recent, subscriptions: [hinted], metadataOnly: true };
+      if (recent && onEventObject(() => claimHeld(hinted, recent))) return { installPlan: recent, subscriptions: [hinted], metadataOnly: true };
       read1 = await read.get(hintedPlan);
       if (read1 && holdsClaim(hinted, read1, ctx)) return { installPlan: read1, subscriptions: [hinted] };
     }
@@ -111,22 +111,21 @@ async function observe(ref: TargetRef, read: Reader, ctx: ObserveContext): Promi
   return { installPlan, subscriptions };
 }
 
-/** claimHeld on the event's Subscription (its fields are the event's: any shape; never throws). */
-function heldOnMetadata(hinted: KubeObject, installPlan: KubeObject): boolean {
+/**
+ * A check on the event's Subscription, whose fields are the event's (any shape): one that throws on
+ * them has failed, never thrown past observe.
+ */
+function onEventObject(check: () => boolean): boolean {
   try {
-    return claimHeld(hinted, installPlan);
+    return check();
   } catch {
     return false;
   }
 }
 
-/** Whether the plan already holds the event's claim (its status fields are the event's: any shape; never throws). */
+/** Whether the plan already holds the event's claim (never throws). */
 function holdsClaim(hinted: KubeObject, installPlan: KubeObject, ctx: ObserveContext): boolean {
-  try {
-    return servesPlan(hinted, installPlan).ok && plan({ installPlan, subscriptions: [hinted] }, { ...ctx, now: ctx.clock() }).kind === 'noop';
-  } catch {
-    return false;
-  }
+  return onEventObject(() => servesPlan(hinted, installPlan).ok && plan({ installPlan, subscriptions: [hinted] }, { ...ctx, now: ctx.clock() }).kind === 'noop');
 }
 
 export const ownerrefRepair: RemediationFunction<Observed> = {

@@ -34,7 +34,7 @@ export interface BurstSnapshotOptions {
   /** How long a snapshot answers, from the start of its list. */
   maxAgeMs: number;
   /** Page size of the metadata list. */
-  pageSize?: number;
+  pageSize: number;
   now?: () => number;
 }
 
@@ -92,7 +92,7 @@ export function burstSnapshots(inner: Reader, options: Partial<BurstSnapshotOpti
       // asker objects this snapshot may answer for.
       for await (const _ of inner.list(after.apiVersion, after.kind, { metadataOnly: true, pageSize: 1, onListResourceVersion: (rv) => (afterVersion = rv) })) break;
       if (afterVersion === undefined) throw new Error(`no resourceVersion on the ${after.kind} list`);
-      for await (const item of inner.list<KubeObject>(apiVersion, kind, { metadataOnly: true, pageSize: o.pageSize ?? 1_000 })) {
+      for await (const item of inner.list<KubeObject>(apiVersion, kind, { metadataOnly: true, pageSize: o.pageSize })) {
         if (item.metadata?.name) byKey.set(key(item.metadata.namespace, item.metadata.name), slim(item.metadata));
       }
     } catch {
