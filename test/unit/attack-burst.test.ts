@@ -17,15 +17,13 @@
  *      started) with data older than maxAgeMs: "used for at most maxAgeMs from that start" fails.
  * `describe('safe …')`: passing regressions for hypotheses checked and found safe.
  */
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createEngine } from '../../shared/core/engine.js';
-import type { Outcome } from '../../shared/core/outcome.js';
-import { NO_POLICY, type AnyFunction, type Plan } from '../../shared/core/types.js';
+import { NO_POLICY } from '../../shared/core/types.js';
 import type { ResourceTrigger } from '../../shared/events/types.js';
 import { burstSnapshots } from '../../shared/kube/burst-snapshots.js';
 import type { KubeObject, ListOptions, Reader, Ref } from '../../shared/kube/types.js';
 import { MEDIC } from '../../shared/olm/constants.js';
+import { recordingEngine } from '../support/recording-engine.js';
 import { ownerrefRepair } from '../../functions/ownerref-repair/index.js';
 import { plan as planFn } from '../../functions/ownerref-repair/plan.js';
 
@@ -100,27 +98,7 @@ function cluster() {
   return { put, reader, objs };
 }
 
-function engineOn(reader: Reader) {
-  const plans: { target: string; plan: Plan }[] = [];
-  const engine = createEngine({
-    functions: [ownerrefRepair as AnyFunction],
-    options: {},
-    reader,
-    execute: async (fn, plan, target): Promise<Outcome> => {
-      plans.push({ target, plan });
-      if (plan.kind === 'requeue') return { function: fn, target, status: 'requeued', reason: plan.reason, requeueAfterSeconds: plan.afterSeconds };
-      if (plan.kind === 'act') return { function: fn, target, status: 'acted', reason: plan.summary, actions: [] };
-      return { function: fn, target, status: 'noop', reason: plan.kind === 'noop' ? plan.reason : plan.kind };
-    },
-    now: () => new Date('2026-01-01T00:00:00Z'),
-    policy: NO_POLICY,
-    log: pino({ level: 'silent' }),
-    maxReplans: 2,
-    sweepConcurrency: 1,
-    followUps: 0,
-  });
-  return { engine, plans };
-}
+const engineOn = (reader: Reader) => recordingEngine(reader, { now: () => new Date('2026-01-01T00:00:00Z') });
 
 // =============================================================================================
 // HOLES
@@ -132,13 +110,13 @@ describe('holes: burst snapshots', () => {
     // The same live state, judged by the pure plan on live reads: a repair is due.
     expect(live.kind).toBe('act');
     // SHOULD: the Subscription's event repairs ip-s (adds s's ownerReference), as before the change.
-    expect({ status: o[0]!.status, plans: plans.map((p) => (p.plan.kind === 'noop' ? `noop: ${p.plan.reason}` : p.plan.kind)) }).toEqual({ status: 'acted', plans: ['act'] });
+    expect({ status: o[0]!.status, plans: plans.map((p) => (p.kind === 'noop' ? `noop: ${p.reason}` : p.kind)) }).toEqual({ status: 'acted', plans: ['act'] });
   });
 
   it('B1b same without any annotation: the plan\'s event is a noop while s\'s currentCSV is not in the plan; s\'s next event (currentCSV now in it) is settled on the stale snapshot', async () => {
     const { o, plans, live } = await ownerLostThenServedAgain(true, 'csv');
     expect(live.kind).toBe('act');
-    expect({ status: o[0]!.status, plans: plans.map((p) => (p.plan.kind === 'noop' ? `noop: ${p.plan.reason}` : p.plan.kind)) }).toEqual({ status: 'acted', plans: ['act'] });
+    expect({ status: o[0]!.status, plans: plans.map((p) => (p.kind === 'noop' ? `noop: ${p.reason}` : p.kind)) }).toEqual({ status: 'acted', plans: ['act'] });
   });
 
   it('B2 a list slower than maxAgeMs answers an ask made long after it started with data older than maxAgeMs', async () => {
@@ -193,9 +171,9 @@ async function ownerLostThenServedAgain(snapshots: boolean, how: 'opt-out' | 'cs
   });
   for (const [i, o] of others.entries()) await engine.handle(event(o, `cat-${i}`));
   // Not vacuous: the burst's third event (the threshold) was settled from the snapshot.
-  const last = plans.at(-1)!.plan;
+  const last = plans.at(-1)!;
   expect(!snapshots || (last.kind === 'noop' && last.reason.includes('recent InstallPlan metadata'))).toBe(true);
-  expect(plans.every((p) => p.plan.kind === 'noop')).toBe(true);
+  expect(plans.every((p) => p.kind === 'noop')).toBe(true);
 
   clock.t = 1_000;
   const away = how === 'opt-out' ? sub('tenant', 's', '3', 'ip-s', { [MEDIC.optOut]: 'true' }) : { ...sub('tenant', 's', '3', 'ip-s'), status: { ...(sub('tenant', 's', '3', 'ip-s').status as object), currentCSV: 'csv-elsewhere' } };
@@ -226,7 +204,7 @@ describe('safe: burst snapshots', () => {
   it('S0 control for B1/B1b: the same sequences on the reader without snapshots repair ip-s', async () => {
     for (const how of ['opt-out', 'csv'] as const) {
       const { o, plans } = await ownerLostThenServedAgain(false, how);
-      expect({ how, status: o[0]!.status, kinds: plans.map((p) => p.plan.kind) }).toEqual({ how, status: 'acted', kinds: ['act'] });
+      expect({ how, status: o[0]!.status, kinds: plans.map((p) => p.kind) }).toEqual({ how, status: 'acted', kinds: ['act'] });
     }
   });
 

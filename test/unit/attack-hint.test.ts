@@ -19,15 +19,13 @@
  */
 import { createServer as createNetServer, type Socket } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createEngine } from '../../shared/core/engine.js';
-import type { Outcome } from '../../shared/core/outcome.js';
-import { NO_POLICY, targetKey, type AnyFunction, type Plan } from '../../shared/core/types.js';
+import { targetKey, type AnyFunction } from '../../shared/core/types.js';
 import type { ResourceTrigger } from '../../shared/events/types.js';
 import { withAdmission } from '../../shared/http/admission.js';
 import { createKube, type KubeClientOptions } from '../../shared/kube/client.js';
 import { shareLists } from '../../shared/kube/shared-lists.js';
+import { recordingEngine } from '../support/recording-engine.js';
 import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
 import { ownerrefRepair } from '../../functions/ownerref-repair/index.js';
 
@@ -96,24 +94,7 @@ function cluster() {
 
 /** An engine on the real ownerref-repair, whose executor records plans (no writes). */
 function engineOn(reader: Reader, clock: { now: Date }) {
-  const plans: Plan[] = [];
-  const engine = createEngine({
-    functions: [ownerrefRepair as AnyFunction],
-    options: { 'ownerref-repair': { labelGraceSeconds: 1 } },
-    reader,
-    execute: async (fn, plan, target): Promise<Outcome> => {
-      plans.push(plan);
-      if (plan.kind === 'requeue') return { function: fn, target, status: 'requeued', reason: plan.reason, requeueAfterSeconds: plan.afterSeconds };
-      if (plan.kind === 'act') return { function: fn, target, status: 'acted', reason: plan.summary, actions: [] };
-      return { function: fn, target, status: 'noop', reason: plan.kind === 'noop' ? plan.reason : plan.kind };
-    },
-    now: () => clock.now,
-    policy: NO_POLICY,
-    log: pino({ level: 'silent' }),
-    maxReplans: 2,
-    sweepConcurrency: 1,
-    followUps: 0,
-  });
+  const { engine, plans } = recordingEngine(reader, { now: () => clock.now, options: { labelGraceSeconds: 1 } });
   const patched = (): string[] => plans.flatMap((p) => (p.kind === 'act' ? p.actions.map((a) => `${a.target.name}:${Object.keys((a as { patch?: { metadata: object } }).patch?.metadata ?? {}).join('+')}`) : []));
   return { engine, plans, patched };
 }

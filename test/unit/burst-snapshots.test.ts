@@ -35,7 +35,24 @@ function fakeReader(clock: { t: number }) {
   };
   const put = (ns: string, name: string, owners: string[] = []) =>
     objects.set(`${ns}/${name}`, { ...IP, metadata: { name, namespace: ns, uid: `uid-${name}`, ownerReferences: owners.map((u) => ({ apiVersion: 'v1alpha1', kind: 'Subscription', name: u, uid: u })) } });
-  return { reader, lists, markers, subs, put, setFail: (f: boolean) => (fail = f), setGate: (g: Promise<void> | undefined) => (gate = g) };
+  /** Holds every InstallPlan list started from now on until the returned function is called. */
+  const hold = (): (() => void) => {
+    let open!: () => void;
+    gate = new Promise<void>((res) => (open = res));
+    return () => {
+      gate = undefined;
+      open();
+    };
+  };
+  return { reader, lists, markers, subs, put, hold, setFail: (f: boolean) => (fail = f) };
+}
+
+/** A clock at 0, a reader holding plan a/p1 (owned by s1), and burst snapshots over it. */
+function setup() {
+  const clock = { t: 0 };
+  const f = fakeReader(clock);
+  f.put('a', 'p1', ['s1']);
+  return { clock, f, r: burstSnapshots(f.reader, opts(clock)) };
 }
 
 /** The asking Subscription, written at `rv`. */
@@ -45,10 +62,7 @@ const opts = (clock: { t: number }) => ({ threshold: 5, windowMs: 1_000, maxAgeM
 
 describe('burstSnapshots', () => {
   it('answers nothing (no list) while asks are not a burst', async () => {
-    const clock = { t: 0 };
-    const f = fakeReader(clock);
-    f.put('a', 'p1', ['s1']);
-    const r = burstSnapshots(f.reader, opts(clock));
+    const { clock, f, r } = setup();
     for (let i = 0; i < 10; i++) {
       clock.t += 300; // 10 asks, but never 5 within a second
       expect(await r.recentMetadata!(ref('a', 'p1'), sub())).toBeUndefined();
@@ -86,10 +100,7 @@ describe('burstSnapshots', () => {
   });
 
   it('past maxAge and no longer a burst: no answer and no list', async () => {
-    const clock = { t: 0 };
-    const f = fakeReader(clock);
-    f.put('a', 'p1', ['s1']);
-    const r = burstSnapshots(f.reader, opts(clock));
+    const { clock, f, r } = setup();
     for (let i = 0; i < 5; i++) await r.recentMetadata!(ref('a', 'p1'), sub());
     expect(f.lists.length).toBe(1);
     clock.t = 20_000;
@@ -98,17 +109,12 @@ describe('burstSnapshots', () => {
   });
 
   it('concurrent asks share one list; a failed list answers nothing and is not retried for maxAge', async () => {
-    const clock = { t: 0 };
-    const f = fakeReader(clock);
-    f.put('a', 'p1', ['s1']);
-    const r = burstSnapshots(f.reader, opts(clock));
-    let open!: () => void;
-    f.setGate(new Promise<void>((res) => (open = res)));
+    const { clock, f, r } = setup();
+    const open = f.hold();
     const asks = Array.from({ length: 20 }, () => r.recentMetadata!(ref('a', 'p1'), sub()));
     await new Promise((res) => setTimeout(res, 0));
     expect(f.lists.length).toBe(1);
     open();
-    f.setGate(undefined);
     const got = await Promise.all(asks);
     expect(got.slice(0, 4)).toEqual([undefined, undefined, undefined, undefined]); // before the burst was seen
     expect(got.slice(4).every((m) => m?.uid === 'uid-p1')).toBe(true);
@@ -152,12 +158,8 @@ describe('burstSnapshots', () => {
   });
 
   it('an ask that waited for a list older than maxAge by the time it ends gets nothing', async () => {
-    const clock = { t: 0 };
-    const f = fakeReader(clock);
-    f.put('a', 'p1', ['s1']);
-    const r = burstSnapshots(f.reader, opts(clock));
-    let open!: () => void;
-    f.setGate(new Promise<void>((res) => (open = res)));
+    const { clock, f, r } = setup();
+    const open = f.hold();
     const early = Array.from({ length: 5 }, () => r.recentMetadata!(ref('a', 'p1'), sub()));
     await new Promise((res) => setTimeout(res, 0));
     clock.t = 20_000; // a slow list on a large cluster
@@ -168,10 +170,7 @@ describe('burstSnapshots', () => {
   });
 
   it('kinds are counted and listed apart; get and list pass through', async () => {
-    const clock = { t: 0 };
-    const f = fakeReader(clock);
-    f.put('a', 'p1', ['s1']);
-    const r = burstSnapshots(f.reader, opts(clock));
+    const { clock, f, r } = setup();
     const other = { apiVersion: 'v1', kind: 'Pod', namespace: 'a', name: 'p1' };
     for (let i = 0; i < 4; i++) await r.recentMetadata!(ref('a', 'p1'), sub());
     for (let i = 0; i < 4; i++) expect(await r.recentMetadata!(other, sub())).toBeUndefined();
