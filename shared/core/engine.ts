@@ -12,7 +12,7 @@ import { refString, type Reader, type Ref } from '../kube/types.js';
 import type { Execute } from './executor.js';
 import type { ActionResult, Outcome } from './outcome.js';
 import { withoutHint, type AnyFunction, type FunctionOptions, type PlanContext, type PlanPolicy, type TargetRef } from './types.js';
-import { RecentSet, Requeuer, KeyedMutex, forEachLimited } from './scheduling.js';
+import { RecentDigests, Requeuer, KeyedMutex, forEachLimited } from './scheduling.js';
 
 export interface EngineDeps {
   functions: AnyFunction[];
@@ -51,7 +51,7 @@ export interface Engine {
 
 export function createEngine(deps: EngineDeps): Engine {
   const { functions, reader, execute, log } = deps;
-  const seen = new RecentSet(10_000);
+  const seen = new RecentDigests(10_000);
   const kinds = new Set(functions.flatMap((f) => f.kinds));
   const requeuer = new Requeuer(1_000);
   const mutex = new KeyedMutex();
@@ -170,13 +170,14 @@ export function createEngine(deps: EngineDeps): Engine {
   }
 
   /** The duplicate key of an event (or of the part of it `only` names), if it carries a resourceVersion. */
-  function dedupKeyOf(t: ResourceTrigger, only?: readonly string[]): string | undefined {
+  function dedupKeyOf(t: ResourceTrigger, only?: readonly string[]): Buffer | undefined {
     const rv = t.object?.metadata.resourceVersion;
     if (!rv) return undefined;
-    // A fixed-size key: uid and resourceVersion come from the event body, unbounded (bytes, not just entries, stay bounded).
+    // A fixed-size key: uid and resourceVersion come from the event body, unbounded (a digest keeps
+    // the filter's memory fixed, whatever the events say).
     // A part of an event (some functions) is a duplicate only of the same part.
     const part = only ? `|${[...only].sort().join(',')}` : '';
-    return createHash('sha256').update(`${t.verb}|${refString(t.ref)}|${String(t.object?.metadata.uid)}|${String(rv)}${part}`).digest('base64');
+    return createHash('sha256').update(`${t.verb}|${refString(t.ref)}|${String(t.object?.metadata.uid)}|${String(rv)}${part}`).digest();
   }
 
   async function handleResource(t: ResourceTrigger, only?: readonly string[]): Promise<Outcome[]> {
