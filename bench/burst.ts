@@ -184,7 +184,15 @@ export const bench: Benchmark = {
       const deliveredSeconds = (performance.now() - t0) / 1000;
       const healMs = await healTimes(cp, setB.stuck, t0Wall, 60_000);
       await sleep(2_000);
-      const burstRequests = cp.requestsBy(USER).length - b0;
+      const burstLog = cp.requestsBy(USER).slice(b0);
+      const burstRequests = burstLog.length;
+      // What the burst's requests were (verb, resource, cluster-wide or not, page size): the heals' lists show here.
+      const byShape = new Map<string, number>();
+      for (const e of burstLog) {
+        const q = new URLSearchParams(e.requestURI.split('?')[1] ?? '');
+        const shape = `${e.verb} ${e.objectRef?.resource ?? '?'}${e.verb === 'list' ? `${e.objectRef?.namespace ? '' : ' (cluster-wide)'}${q.get('limit') ? ` limit=${q.get('limit')}` : ''}${q.get('continue') ? ' (next page)' : ''}` : ''}`;
+        byShape.set(shape, (byShape.get(shape) ?? 0) + 1);
+      }
       if (!medic.running()) throw new Error(`olm-medic exited:\n${medic.tail()}`);
       const healed = healMs.filter((x): x is number => x !== undefined);
       const p99 = healed.length ? percentile(healed, 99) : Infinity;
@@ -211,6 +219,7 @@ export const bench: Benchmark = {
           connectionErrors,
           redeliveries,
           burstApiserverRequests: burstRequests,
+          'burst requests by shape': [...byShape].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k}: ${n}`).join(', '),
           baselineApiserverRequests: baselineRequests,
           baselineAnswers: fmt(baselineStatuses),
           baselineConnectionErrors,
