@@ -22,6 +22,7 @@ import type { Kube, KubeObject } from '../shared/kube/types.js';
 import { percentile, type BenchContext, type BenchResult, type Benchmark } from './types.js';
 import { apiServerEvent, postUntilAnswered, type HttpEvent, type KubeObj } from './lib/events.js';
 import { scratchDir, serverEntry, sleep, spawnNode, type Child, serverEnv } from './lib/proc.js';
+import { countBy, formatCounts, limitOf, requestKey, type AuditRecord } from './lib/audit.js';
 
 const USER = 'bench-medic';
 const BROKER_PARALLELISM = 200;
@@ -186,13 +187,6 @@ export const bench: Benchmark = {
       await sleep(2_000);
       const burstLog = cp.requestsBy(USER).slice(b0);
       const burstRequests = burstLog.length;
-      // What the burst's requests were (verb, resource, cluster-wide or not, page size): the heals' lists show here.
-      const byShape = new Map<string, number>();
-      for (const e of burstLog) {
-        const q = new URLSearchParams(e.requestURI.split('?')[1] ?? '');
-        const shape = `${e.verb} ${e.objectRef?.resource ?? '?'}${e.verb === 'list' ? `${e.objectRef?.namespace ? '' : ' (cluster-wide)'}${q.get('limit') ? ` limit=${q.get('limit')}` : ''}${q.get('continue') ? ' (next page)' : ''}` : ''}`;
-        byShape.set(shape, (byShape.get(shape) ?? 0) + 1);
-      }
       if (!medic.running()) throw new Error(`olm-medic exited:\n${medic.tail()}`);
       const healed = healMs.filter((x): x is number => x !== undefined);
       const p99 = healed.length ? percentile(healed, 99) : Infinity;
@@ -219,7 +213,7 @@ export const bench: Benchmark = {
           connectionErrors,
           redeliveries,
           burstApiserverRequests: burstRequests,
-          'burst requests by shape': [...byShape].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k}: ${n}`).join(', '),
+          'burst requests by shape': formatCounts(countBy(burstLog, shapeOf)),
           baselineApiserverRequests: baselineRequests,
           baselineAnswers: fmt(baselineStatuses),
           baselineConnectionErrors,
@@ -246,6 +240,17 @@ export const bench: Benchmark = {
     }
   },
 };
+
+/**
+ * A request's shape for the burst's breakdown: requestKey (verb, resource, list scope) plus, for a
+ * list, its page size and whether it is a next page; the heals' shared list rounds show here.
+ */
+function shapeOf(e: AuditRecord): string {
+  if (e.verb !== 'list') return requestKey(e);
+  const limit = limitOf(e.requestURI);
+  const next = new URLSearchParams(e.requestURI.split('?')[1] ?? '').has('continue');
+  return `${requestKey(e)}${limit === undefined ? '' : ` limit=${limit}`}${next ? ' (next page)' : ''}`;
+}
 
 /** The namespace of the situation's stuck Subscription (staleUnpackJob: [catalog, installed, stuck]). */
 function stuckNamespace(s: Situation): string {
