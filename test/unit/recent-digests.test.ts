@@ -33,6 +33,9 @@ class Model {
   }
 }
 
+/** An op's digest; homes near the top of the index wrap around to slot 0. */
+const digestFor = (op: { home: number; id: number }): Buffer => collidingDigest(op.home % 3 === 0 ? 0xffffffff - op.home : op.home, op.id * 64 + op.home);
+
 describe('RecentDigests', () => {
   it('answers exactly as the model over generated sequences (few index homes: long probe chains, wrap-around)', () => {
     fc.assert(
@@ -43,8 +46,7 @@ describe('RecentDigests', () => {
           const r = new RecentDigests(max);
           const m = new Model(max);
           for (const op of ops) {
-            // Homes near the top of the index wrap around to slot 0.
-            const d = collidingDigest(op.home % 3 === 0 ? 0xffffffff - op.home : op.home, op.id * 64 + op.home);
+            const d = digestFor(op);
             if (op.add) {
               r.add(d);
               m.add(d);
@@ -54,10 +56,7 @@ describe('RecentDigests', () => {
             expect(r.size).toBe(m.size);
           }
           // Every digest ever used: held exactly when the model holds it.
-          for (const op of ops) {
-            const d = collidingDigest(op.home % 3 === 0 ? 0xffffffff - op.home : op.home, op.id * 64 + op.home);
-            expect(r.has(d)).toBe(m.has(d));
-          }
+          for (const op of ops) expect(r.has(digestFor(op))).toBe(m.has(digestFor(op)));
         },
       ),
       { numRuns: 500 },
