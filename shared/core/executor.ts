@@ -3,7 +3,8 @@
  *  - enforces policy (protected namespaces, opt-out annotation, action budget),
  *  - writes with preconditions (uid and resourceVersion), optionally as server-side dry-run,
  *  - records a Kubernetes Event for every action, refusal and deferral,
- *  - reports a precondition conflict as `replan` so the engine re-reads and re-plans.
+ *  - reports a precondition conflict, or a target already gone, as `replan` so the engine re-reads
+ *    and re-plans.
  */
 import { KubeError } from '../kube/errors.js';
 import { refString, type Writer } from '../kube/types.js';
@@ -20,7 +21,7 @@ export interface ExecutorDeps {
   recorder: Recorder;
   policy: Policy;
   budget: ActionBudget;
-  onAction?: (fn: string, action: Action, result: ActionResult['result'] | 'conflict' | 'error') => void;
+  onAction?: (fn: string, action: Action, result: ActionResult['result'] | 'gone' | 'conflict' | 'error') => void;
 }
 
 /** A write precondition failed: the state changed under us. Re-read and re-plan. */
@@ -123,7 +124,7 @@ export function createExecutor(deps: ExecutorDeps) {
     }
     const results: ActionResult[] = [];
     for (const action of allowed) {
-      let result: ActionResult['result'];
+      let result: ActionResult['result'] | 'gone';
       let held = false;
       try {
         const r = await perform(action);
@@ -138,28 +139,29 @@ export function createExecutor(deps: ExecutorDeps) {
         throw e;
       }
       deps.onAction?.(fn, action, result);
-      // Something we meant to delete was already gone: the plan rests on a stale view (another
-      // replica, or OLM, got there first). Re-plan before any dependent write, such as a nudge.
-      if (result === 'gone' && action !== allowed[allowed.length - 1]) {
+      // Something we meant to change was already gone: the plan rests on a stale view (another
+      // replica, OLM or garbage collection got there first). Re-plan from live state: before any
+      // dependent write (such as a nudge), and also after the last action, because a staged plan's
+      // next step (an uninstall's CSVs after its InstallPlans) must not wait for an event that may
+      // never come (seen on real OLM v0.25.0: GC removed the InstallPlan between read and delete).
+      if (result === 'gone') {
         return { status: 'replan', reason: `${refString(action.target)} was already gone`, done: results };
       }
       const { apiVersion, kind, name, namespace } = action.target;
       results.push({ verb: action.verb, target: refString(action.target), reason: action.reason, result, ...(held ? { held: { apiVersion, kind, name, ...(namespace ? { namespace } : {}) } } : {}) });
-      if (result !== 'gone') {
-        await recorder.record({
-          fn,
-          regarding: action.regarding ?? action.target,
-          ...(action.regarding ? { related: action.target } : {}),
-          reason: action.reason,
-          note: result === 'dry-run' ? `[dry-run] would have: ${action.note}` : action.note,
-          type: 'Normal',
-          action: action.verb === 'delete' ? 'Delete' : 'Patch',
-          stateKey: `${stateKey(action)}/${result}`,
-        });
-      }
+      await recorder.record({
+        fn,
+        regarding: action.regarding ?? action.target,
+        ...(action.regarding ? { related: action.target } : {}),
+        reason: action.reason,
+        note: result === 'dry-run' ? `[dry-run] would have: ${action.note}` : action.note,
+        type: 'Normal',
+        action: action.verb === 'delete' ? 'Delete' : 'Patch',
+        stateKey: `${stateKey(action)}/${result}`,
+      });
     }
-    const acted = results.some((r) => r.result === 'done');
-    const status = acted ? 'acted' : results.some((r) => r.result === 'dry-run') ? 'dry-run' : 'gone';
+    // Every allowed action ran (a target found gone re-plans above): acted, or only simulated.
+    const status = results.some((r) => r.result === 'done') ? 'acted' : 'dry-run';
     const kept = skipped.length ? `; refused by policy: ${skipped.map(({ action }) => refString(action.target)).join(', ')}` : '';
     return {
       ...base,

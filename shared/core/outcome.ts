@@ -16,7 +16,8 @@ export interface ActionResult {
   verb: string;
   target: string;
   reason: string;
-  result: 'done' | 'gone' | 'dry-run';
+  /** A write that found its target gone is not a result: the executor re-plans instead. */
+  result: 'done' | 'dry-run';
   /** Deleted, but finalizers still hold it: the engine re-checks it at once for every function. */
   held?: { apiVersion: string; kind: string; namespace?: string; name: string };
 }

@@ -36,6 +36,8 @@ import {
   csvRole,
   csvStatus,
   csvWebhook,
+  installPlan,
+  installPlanStatus,
   nonBlockingOwnerRef,
   operatorObject,
   OPERATORS_V1ALPHA1,
@@ -348,6 +350,8 @@ interface Leftovers {
   /** Listed in refs but no longer labelled (someone took it over). */
   unlabelled?: KubeObject;
   subscription?: KubeObject;
+  /** The install's InstallPlan (Complete, labelled, listed), when asked for. */
+  installPlan?: KubeObject;
 }
 
 /**
@@ -356,7 +360,7 @@ interface Leftovers {
  * component label operators.coreos.com/<pkg>.<ns>; the Operator object lists them in
  * status.components.refs.
  */
-async function leftovers(ns: string, o: { annotate?: boolean; subscription?: boolean; phase?: 'Failed' | 'Succeeded'; since?: Date; unlabelledRef?: boolean; secret?: boolean } = {}): Promise<Leftovers> {
+async function leftovers(ns: string, o: { annotate?: boolean; subscription?: boolean; phase?: 'Failed' | 'Succeeded'; since?: Date; unlabelledRef?: boolean; secret?: boolean; installPlan?: boolean } = {}): Promise<Leftovers> {
   const labels = componentLabels(PKG, ns);
   const labelKey = componentLabelKey(PKG, ns);
   const group = `${ns}.example.com`;
@@ -414,6 +418,8 @@ async function leftovers(ns: string, o: { annotate?: boolean; subscription?: boo
   const sub = o.subscription
     ? await c.create(asObj(subscription({ namespace: ns, name: PKG, package: PKG, source: 'operatorhubio-catalog', sourceNamespace: 'olm', channel: 'stable' })))
     : undefined;
+  const plan = o.installPlan ? await c.create(asObj(installPlan({ namespace: ns, csvNames: [CSV_NAME], labels }))) : undefined;
+  const ip = plan ? await c.setStatus(plan, installPlanStatus({ phase: 'Complete', catalogSources: ['operatorhubio-catalog'] })) : undefined;
 
   const ref = (x: KubeObject): ComponentRef => ({ kind: x.kind, apiVersion: x.apiVersion, name: x.metadata.name, ...(x.metadata.namespace ? { namespace: x.metadata.namespace } : {}) });
   const refs: ComponentRef[] = [
@@ -427,6 +433,7 @@ async function leftovers(ns: string, o: { annotate?: boolean; subscription?: boo
     ...(unlabelled ? [ref(unlabelled)] : []),
     ...(secret ? [ref(secret)] : []),
     ...(sub ? [ref(sub)] : []),
+    ...(ip ? [ref(ip)] : []),
   ];
   const builtOp = operatorObject({ pkg: PKG, namespace: ns, refs });
   if (o.annotate) builtOp.metadata.annotations = { 'olm-medic.io/uninstall': 'true' };
@@ -442,6 +449,7 @@ async function leftovers(ns: string, o: { annotate?: boolean; subscription?: boo
     others: [deployment, sa, role, roleBinding, configMap],
     ...(unlabelled ? { unlabelled } : {}),
     ...(sub ? { subscription: sub } : {}),
+    ...(ip ? { installPlan: ip } : {}),
   };
 }
 
@@ -508,6 +516,43 @@ describe('finalizer-cleanup B: uninstall leftovers', () => {
     expect(out[0]!.actions?.[0]).toMatchObject({ verb: 'delete', target: `ClusterServiceVersion/${ns}/${CSV_NAME}` });
     expect(out[0]!.actions?.some((a) => a.verb === 'delete' && a.target.startsWith('CustomResourceDefinition/'))).toBe(false);
     await expectUninstalled(l);
+  });
+
+  it("a write that finds its target already gone re-plans from live state: GC removes the InstallPlan between olm-medic's read and its delete (seen on real OLM v0.25.0), and the same handling goes on to the CSV and the rest, with no further event", async () => {
+    const ns = await c.namespace('fcb');
+    const l = await leftovers(ns, { annotate: true, installPlan: true });
+    const ip = l.installPlan!;
+    // The race, made certain: right after olm-medic's first look at the Operator (which read the
+    // plan as live), the plan is deleted, as GC does once its Subscription is gone.
+    let raced = false;
+    const racing: typeof finalizerCleanup = {
+      ...finalizerCleanup,
+      async observe(ref, read, ctx) {
+        const seen = await finalizerCleanup.observe(ref, read, ctx);
+        if (!raced && seen?.kind === 'operator' && seen.components.some((x) => x.ref.kind === 'InstallPlan' && x.live)) {
+          raced = true;
+          await c.admin.delete(refOf(ip), { uid: ip.metadata.uid!, dryRun: false });
+        }
+        return seen;
+      },
+    };
+    const rt = c.runtime([racing]);
+    runtimes.push(rt);
+    const out = await send(rt, 'update', l.operator);
+    expect(raced).toBe(true);
+    // olm-medic's delete of the plan found it gone (404), and it did not stop there: the same
+    // handling re-read the Operator and deleted the CSV (the next stage).
+    const deletes = writesTo(ns).filter((e) => e.verb === 'delete');
+    expect(deletes.slice(0, 2).map((e) => [e.objectRef?.resource, e.responseStatus?.code])).toEqual([['installplans', 404], ['clusterserviceversions', 200]]);
+    expect(out).toHaveLength(1);
+    expect(out[0]).toMatchObject({ status: 'acted', target: `Operator/${l.opName}` });
+    expect(out[0]!.actions?.[0]).toMatchObject({ verb: 'delete', target: `ClusterServiceVersion/${ns}/${CSV_NAME}`, result: 'done' });
+    // No Event claims the delete that found nothing; the uninstall finishes on its own re-checks.
+    await eventually(async () => (await live(l.operator)) === undefined, 'the Operator object to be deleted', 30_000);
+    for (const o of [l.csv, ...l.others]) expect(await live(o), `${o.kind} ${o.metadata.name} deleted`).toBeUndefined();
+    const events = await clusterEvents(l.opName);
+    expect(events.filter((e) => related(e)?.name === ip.metadata.name)).toEqual([]);
+    expect(events.filter((e) => e.reason === 'OperatorDeleted')).toHaveLength(1);
   });
 
   it('a labelled Secret in the refs is never read or deleted: the rest goes, a Warning names the Secret, the Operator stays until it is gone', async () => {
