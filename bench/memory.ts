@@ -256,9 +256,8 @@ export const bench: Benchmark = {
       const nodeOptions = process.env.OLM_MEDIC_BENCH_SERVER_NODE_OPTIONS;
       // --inspect-port only chooses the port SIGUSR1 would open; the inspector stays off until the end.
       const inspectPort = await freePort();
-      // Exploration only: OLM_MEDIC_BENCH_SERVER_ENV=NAME=value,... overrides npm start's environment.
-      const extraEnv = Object.fromEntries((process.env.OLM_MEDIC_BENCH_SERVER_ENV ?? '').split(',').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
-      const env: Record<string, string> = { ...serverEnv(), ...extraEnv, PORT: String(port), KUBECONFIG: cp.user(USER).kubeconfig, LOG_LEVEL: 'info', NODE_OPTIONS: `--inspect-port=127.0.0.1:${inspectPort}${nodeOptions ? ` ${nodeOptions}` : ''}` };
+      // serverEnv() carries OLM_MEDIC_BENCH_SERVER_ENV (exploration only), as in every benchmark.
+      const env: Record<string, string> = { ...serverEnv(), PORT: String(port), KUBECONFIG: cp.user(USER).kubeconfig, LOG_LEVEL: 'info', NODE_OPTIONS: `--inspect-port=127.0.0.1:${inspectPort}${nodeOptions ? ` ${nodeOptions}` : ''}` };
       medic = spawnNode(serverEntry(), { env, logFile: join(scratch.dir, 'medic.log') });
       const first = await postUntilAnswered(port, unwanted[0]!, { pollMs: 20, alive: medic.running, what: 'olm-medic' });
       if (first.status !== 200) throw new Error(`olm-medic answered ${first.status}: ${first.body}`);

@@ -128,6 +128,10 @@ async function main(): Promise<number> {
 
   const mode = args.smoke ? 'smoke' : 'full';
   process.stdout.write(`bench (${mode}): ${selected.map((b) => b.name).join(', ')} — ${cpus().length} cpus, node ${process.version}\n`);
+  // Exploration knobs change what the servers run with: such results are not the README's.
+  for (const knob of ['OLM_MEDIC_BENCH_SERVER_ENV', 'OLM_MEDIC_BENCH_SERVER_NODE_OPTIONS']) {
+    if (process.env[knob]) process.stdout.write(`EXPLORATION RUN: ${knob}=${process.env[knob]}\n`);
+  }
   const results: StoredResult[] = [];
   for (const b of selected) {
     process.stdout.write(`\n== ${b.name}: ${b.description}\n`);

@@ -110,7 +110,12 @@ export function serverEntry(): string[] {
   return npmStartArgs();
 }
 
-/** The environment `npm start` sets for the server (its leading NAME=value assignments): spread it into the server's env. */
+/**
+ * The environment `npm start` sets for the server (its leading NAME=value assignments): spread it
+ * into the server's env. Exploration only (never set by npm run bench): OLM_MEDIC_BENCH_SERVER_ENV=
+ * NAME=value,... adds to it in every benchmark, which then says so in its notes.
+ */
 export function serverEnv(): Record<string, string> {
-  return npmStartEnv();
+  const extra = (process.env.OLM_MEDIC_BENCH_SERVER_ENV ?? '').split(',').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]);
+  return { ...npmStartEnv(), ...Object.fromEntries(extra) };
 }
