@@ -107,7 +107,8 @@ export function createEngine(deps: EngineDeps): Engine {
     const target = refString(ref);
     const options = deps.options[fn.name] ?? {};
     let lastConflict = '';
-    // Writes done before a re-plan still happened: they stay in the outcome.
+    let lastCause: 'conflict' | 'gone' = 'conflict';
+    // Writes done before a re-plan still happened: they stay in the outcome, whatever it becomes.
     const done: ActionResult[] = [];
     for (let attempt = 0; attempt <= deps.maxReplans; attempt++) {
       try {
@@ -119,8 +120,11 @@ export function createEngine(deps: EngineDeps): Engine {
         deps.onPlan?.(fn.name, plan.kind);
         const result = await execute(fn.name, plan, target);
         if (result.status === 'replan') {
-          done.push(...(result.done ?? []));
+          // A simulated (dry-run) write changed nothing: the next attempt simulates it again if it
+          // still applies, so only real writes are carried over.
+          done.push(...(result.done ?? []).filter((a) => a.result !== 'dry-run'));
           lastConflict = result.reason;
+          lastCause = result.cause;
           log.debug({ fn: fn.name, target, attempt, conflict: result.reason }, 'state changed under the plan; re-planning');
           continue;
         }
@@ -128,17 +132,27 @@ export function createEngine(deps: EngineDeps): Engine {
         if (outcome.status !== 'noop') log.info({ fn: fn.name, target, status: outcome.status, reason: outcome.reason, actions: outcome.actions }, 'reconciled');
         return outcome;
       } catch (e) {
-        return failure(fn.name, target, e);
+        return withDone(failure(fn.name, target, e), done);
       }
     }
-    return { function: fn.name, target, status: 'transient', reason: `state kept changing (${deps.maxReplans + 1} attempts): ${lastConflict}` };
+    const attempts = `${deps.maxReplans + 1} attempt${deps.maxReplans ? 's' : ''}`;
+    // Objects vanishing under the plan (GC, OLM, another replica) is the state settling, not churn:
+    // look again shortly from live state (in process), instead of failing the event to the Broker.
+    if (lastCause === 'gone') return withDone({ function: fn.name, target, status: 'requeued', reason: `targets went away under the plan (${attempts}): ${lastConflict}; looking again`, requeueAfterSeconds: 1 }, done);
+    return withDone({ function: fn.name, target, status: 'transient', reason: `state kept changing (${attempts}): ${lastConflict}` }, done);
   }
 
   function withDone(result: Outcome, done: ActionResult[]): Outcome {
     if (done.length === 0) return result;
     const acted = done.some((a) => a.result === 'done');
     const quiet = result.status === 'noop' || result.status === 'gone' || result.status === 'requeued' || result.status === 'dry-run';
-    return { ...result, ...(acted && quiet ? { status: 'acted' as const } : {}), actions: [...done, ...(result.actions ?? [])] };
+    // A write repeated by a re-plan (a Terminating object deleted again) is listed once.
+    const seen = new Set<string>();
+    const actions = [...done, ...(result.actions ?? [])].filter((a) => {
+      const k = `${a.verb}|${a.target}|${a.result}`;
+      return !seen.has(k) && Boolean(seen.add(k));
+    });
+    return { ...result, ...(acted && quiet ? { status: 'acted' as const } : {}), actions };
   }
 
   /**

@@ -24,8 +24,11 @@ export interface ExecutorDeps {
   onAction?: (fn: string, action: Action, result: ActionResult['result'] | 'gone' | 'conflict' | 'error') => void;
 }
 
-/** A write precondition failed: the state changed under us. Re-read and re-plan. */
-export type ExecResult = Outcome | { status: 'replan'; reason: string; done?: ActionResult[] };
+/**
+ * The state changed under the plan: a write precondition failed (`conflict`), or a write found its
+ * target already gone (`gone`). Re-read and re-plan; `done` holds the writes made before it.
+ */
+export type ExecResult = Outcome | { status: 'replan'; cause: 'conflict' | 'gone'; reason: string; done?: ActionResult[] };
 
 export function createExecutor(deps: ExecutorDeps) {
   const { writer, recorder, policy, budget } = deps;
@@ -133,7 +136,7 @@ export function createExecutor(deps: ExecutorDeps) {
       } catch (e) {
         if (e instanceof KubeError && e.conflict) {
           deps.onAction?.(fn, action, 'conflict');
-          return { status: 'replan', reason: `${action.verb} ${refString(action.target)}: ${e.message}`, done: results };
+          return { status: 'replan', cause: 'conflict', reason: `${action.verb} ${refString(action.target)}: ${e.message}`, done: results };
         }
         deps.onAction?.(fn, action, 'error');
         throw e;
@@ -145,7 +148,7 @@ export function createExecutor(deps: ExecutorDeps) {
       // next step (an uninstall's CSVs after its InstallPlans) must not wait for an event that may
       // never come (seen on real OLM v0.25.0: GC removed the InstallPlan between read and delete).
       if (result === 'gone') {
-        return { status: 'replan', reason: `${refString(action.target)} was already gone`, done: results };
+        return { status: 'replan', cause: 'gone', reason: `${refString(action.target)} was already gone`, done: results };
       }
       const { apiVersion, kind, name, namespace } = action.target;
       results.push({ verb: action.verb, target: refString(action.target), reason: action.reason, result, ...(held ? { held: { apiVersion, kind, name, ...(namespace ? { namespace } : {}) } } : {}) });

@@ -3,7 +3,12 @@
  * Events, opt-out, protected namespaces and the action budget — via a test-only function.
  */
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../shared/kube/types.js';
+import type { Outcome } from '../../shared/core/outcome.js';
+import { target, type Plan, type RemediationFunction } from '../../shared/core/types.js';
+import { collect } from '../../shared/kube/collect.js';
+import { KubeError } from '../../shared/kube/errors.js';
+import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
+import { httpStatus } from '../../shared/http/app.js';
 import { testCluster } from '../support/cluster.js';
 import { janitor, STATE } from '../support/janitor.js';
 
@@ -154,5 +159,109 @@ describe('executor on the real apiserver', () => {
     const fn = janitor();
     const outcomes = await c.runtime([fn]).engine.handle({ kind: 'sweep', namespace: ns, meta: { id: '1', source: 'test', type: 'io.olm-medic.sweep' } });
     expect(outcomes.filter((o) => o.status === 'acted')).toHaveLength(7);
+  });
+});
+
+/**
+ * A test-only function that deletes a batch: its target ConfigMap `batch` stands for the batch, and
+ * one plan deletes every ConfigMap labelled test.olm-medic.io/batch in the namespace, in name order,
+ * Terminating or not (as catalog-reschedule re-deletes a Terminating pod). `vanish[i]` names the
+ * ConfigMaps deleted (as GC or another replica would) right after the i-th look; `failLook` makes
+ * that look fail as an overloaded apiserver does.
+ */
+const BATCH = 'test.olm-medic.io/batch';
+function batchJanitor(ns: string, o: { vanish?: string[][]; failLook?: number } = {}): RemediationFunction<KubeObject[]> & { looks(): number } {
+  let looks = 0;
+  return {
+    looks: () => looks,
+    name: 'test-batch',
+    kinds: ['v1/ConfigMap'],
+    summary: 'test-only: deletes a batch of labelled ConfigMaps in one plan',
+    targets: () => [],
+    async *sweep() {},
+    async observe(r: Ref, read: Reader) {
+      const look = looks++;
+      if (look === o.failLook) throw new KubeError(503, 'ServiceUnavailable', 'apiserver overloaded');
+      const items = (await collect(read.list('v1', 'ConfigMap', { namespace: ns, labelSelector: BATCH }))).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+      for (const name of o.vanish?.[look] ?? []) {
+        const cm = items.find((x) => x.metadata.name === name);
+        if (cm) await c.admin.delete(ref(ns, name), { uid: cm.metadata.uid!, dryRun: false });
+      }
+      return (await read.get(r)) ? items : undefined;
+    },
+    plan(items: KubeObject[]): Plan {
+      if (!items.length) return { kind: 'noop', reason: 'nothing labelled' };
+      return { kind: 'act', summary: `delete ${items.length}`, actions: items.map((cm) => ({ verb: 'delete', target: target(cm), propagationPolicy: 'Background', reason: 'TestBatchDeleted', note: `ConfigMap ${cm.metadata.name} is in the batch` })) };
+    },
+  };
+}
+
+async function batch(ns: string, names: string[], finalizers: Record<string, string[]> = {}): Promise<void> {
+  await c.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'batch', namespace: ns } });
+  for (const name of names) await c.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, labels: { [BATCH]: 'yes' }, ...(finalizers[name] ? { finalizers: finalizers[name] } : {}) } });
+}
+const doneTargets = (o: Outcome, ns: string) => (o.actions ?? []).map((a) => `${a.target.replace(`ConfigMap/${ns}/`, '')} ${a.result}`);
+
+describe('engine: a write that finds its target already gone (GC, OLM or another replica got there first)', () => {
+  it('MAX_REPLANS=0: the writes already made stay in the outcome (acted, answered 200) and the target is looked at again, not failed to the Broker', async () => {
+    const ns = await c.namespace('gone');
+    await batch(ns, ['a', 'b']);
+    const fn = batchJanitor(ns, { vanish: [['b']] });
+    const rt = c.runtime([fn], { MAX_REPLANS: '0' });
+    const out = await rt.engine.reconcile(fn, ref(ns, 'batch'));
+    expect(out.status).toBe('acted');
+    expect(httpStatus([out])).toBe(200);
+    expect(out.reason).toContain('went away');
+    // The look again came at once (the engine's immediate follow-up) and found nothing left.
+    expect(fn.looks()).toBe(2);
+    expect(doneTargets(out, ns)).toEqual(['a done']);
+    expect(nsRequests(ns, 'delete').map((e) => `${e.objectRef?.name} ${e.responseStatus?.code}`)).toEqual(['a 200', 'b 404']);
+    rt.engine.close();
+  });
+
+  it('objects vanishing on every attempt: after MAX_REPLANS the outcome keeps all four deletes made and looks again (acted, not a 503)', async () => {
+    const ns = await c.namespace('gone');
+    await batch(ns, ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']);
+    const fn = batchJanitor(ns, { vanish: [['b'], ['d'], ['f'], ['h']] });
+    const rt = c.runtime([fn]);
+    const out = await rt.engine.reconcile(fn, ref(ns, 'batch'));
+    expect(out.status).toBe('acted');
+    expect(out.reason).toContain('went away');
+    expect(fn.looks()).toBe(5); // 4 attempts, then the follow-up look that finds nothing left
+    expect(doneTargets(out, ns)).toEqual(['a done', 'c done', 'e done', 'g done']);
+    const events = (await c.medicEvents(ns)).map((e) => e.regarding.name).sort();
+    expect(events).toEqual(['a', 'c', 'e', 'g']);
+    rt.engine.close();
+  });
+
+  it('the look after a gone target fails (apiserver overloaded): transient for the Broker, and the write already made is still in the outcome', async () => {
+    const ns = await c.namespace('gone');
+    await batch(ns, ['a', 'b']);
+    const fn = batchJanitor(ns, { vanish: [['b']], failLook: 1 });
+    const out = await c.runtime([fn]).engine.reconcile(fn, ref(ns, 'batch'));
+    expect(out.status).toBe('transient');
+    expect(doneTargets(out, ns)).toEqual(['a done']);
+  });
+
+  it('dry-run: the re-plan simulates the remaining writes again, and the outcome lists each once', async () => {
+    const ns = await c.namespace('gone');
+    await batch(ns, ['a', 'b', 'c']);
+    const fn = batchJanitor(ns, { vanish: [['b']] });
+    const out = await c.runtime([fn], { DRY_RUN: 'true' }).engine.reconcile(fn, ref(ns, 'batch'));
+    expect(out.status).toBe('dry-run');
+    expect(doneTargets(out, ns)).toEqual(['a dry-run', 'c dry-run']);
+    expect(await c.get(ref(ns, 'a'))).toBeDefined();
+    expect(await c.get(ref(ns, 'c'))).toBeDefined();
+  });
+
+  it('an object held by a finalizer and deleted again by the re-plan is listed once (one held re-check)', async () => {
+    const ns = await c.namespace('gone');
+    await batch(ns, ['a', 'b'], { a: ['test.olm-medic.io/hold'] });
+    const fn = batchJanitor(ns, { vanish: [['b']] });
+    const out = await c.runtime([fn]).engine.reconcile(fn, ref(ns, 'batch'));
+    expect(out.status).toBe('acted');
+    expect(doneTargets(out, ns)).toEqual(['a done']);
+    expect(out.actions?.[0]?.held).toMatchObject({ kind: 'ConfigMap', name: 'a', namespace: ns });
+    await c.admin.mergePatch(ref(ns, 'a'), { metadata: { finalizers: null } }, { dryRun: false });
   });
 });
