@@ -1,6 +1,7 @@
 /**
  * job-conflict — stale or invisible bundle-unpack Jobs block new Subscriptions (olm-facts §1).
  *   listens   Job add/update (unpack-hash names), Subscription add/update (stuck on unpack), sweeps
+ *             (unpack Jobs, and Subscriptions still BundleUnpackFailed that were not nudged since)
  *   reads     the job(s) and owner ConfigMaps; then, only if one looks stale: CatalogSources in the
  *             namespace, Subscriptions and OperatorGroups of subscribers, pending InstallPlans, and
  *             (for a failed job's event) the other jobs its ConfigMap owns
@@ -14,7 +15,7 @@ import { goDurationSeconds, isUnpackJobName, unpackHash } from '../../shared/olm
 import { collect } from '../../shared/kube/collect.js';
 import { forEachLimited } from '../../shared/core/scheduling.js';
 import { hasLabels, isDnsLabel } from '../../shared/kube/validate.js';
-import { configMapOwner, decideJob, defaults, identityProblem, isStuckOnUnpack, jobState, plan, type JobFacts, type Observed } from './plan.js';
+import { configMapOwner, decideJob, defaults, identityProblem, isStuckOnUnpack, jobState, mayBeOwedNudge, plan, type JobFacts, type Observed } from './plan.js';
 
 const JOB = { apiVersion: 'batch/v1', kind: 'Job' };
 
@@ -38,6 +39,12 @@ async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
     const l = job.metadata.labels ?? {};
     if (jobState(job).kind === 'complete' && l[LABEL_MANAGED] === 'true' && l[LABEL_UNPACK_REF]) continue;
     yield { ...JOB, name: job.metadata.name, namespace: job.metadata.namespace! };
+  }
+  // A nudge can be lost (olm-medic stopped between the Job's delete and the nudge, or someone else
+  // removed the Job): the stuck Subscription then has no Job left to send an event about it. The
+  // sweep, the durable fallback, looks at each one still failed and not nudged since.
+  for await (const sub of read.list(V1ALPHA1, 'Subscription', scope.namespace ? { namespace: scope.namespace } : {})) {
+    if (mayBeOwedNudge(sub)) yield { apiVersion: V1ALPHA1, kind: 'Subscription', name: sub.metadata.name, namespace: sub.metadata.namespace! };
   }
 }
 

@@ -303,13 +303,22 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
  * until the condition changes.
  */
 function nudgeOwed(sub: KubeObject, o: Observed, ctx: PlanContext): Action | undefined {
-  const failed = condition(sub, 'BundleUnpackFailed');
-  if (failed?.status !== 'True') return undefined;
-  if (sub.metadata.deletionTimestamp || sub.metadata.annotations?.[MEDIC.optOut] === 'true') return undefined;
+  if (!mayBeOwedNudge(sub)) return undefined;
   // Only when no failed unpack-named Job is left at all: a look-alike we refuse to touch may be the cause.
   if (o.failedUnpackNamedJob || o.jobs.some((f) => jobState(f.job).kind === 'failed')) return undefined;
+  return nudge(sub, ctx.now, `BundleUnpackFailed persists but no failed unpack Job remains in ${o.namespace}; touched the Subscription so OLM resolves again.`);
+}
+
+/**
+ * The Subscription's own half of nudgeOwed, decided from the object alone (a sweep picks the
+ * Subscriptions to look at with it): BundleUnpackFailed, not being deleted, not opted out, and not
+ * nudged since the failure.
+ */
+export function mayBeOwedNudge(sub: KubeObject): boolean {
+  const failed = condition(sub, 'BundleUnpackFailed');
+  if (failed?.status !== 'True') return false;
+  if (sub.metadata.deletionTimestamp || sub.metadata.annotations?.[MEDIC.optOut] === 'true') return false;
   const since = seconds(failed.lastTransitionTime);
   const nudged = seconds(sub.metadata.annotations?.[MEDIC.nudge]);
-  if (nudged !== undefined && (since === undefined || nudged >= since)) return undefined;
-  return nudge(sub, ctx.now, `BundleUnpackFailed persists but no failed unpack Job remains in ${o.namespace}; touched the Subscription so OLM resolves again.`);
+  return nudged === undefined || (since !== undefined && nudged < since);
 }

@@ -449,6 +449,24 @@ describe('job-conflict: the shared unpack Job blocks a second install of the sam
 // Twins: exactly one safety condition fails, nothing is touched
 // ---------------------------------------------------------------------------------------------
 
+describe('job-conflict: a lost nudge', () => {
+  it('the Job was removed but the stuck Subscription never nudged (olm-medic stopped in between, or someone else removed it): the next sweep of its namespace nudges it once; the sweep after that writes nothing', async () => {
+    const s = await scenario({ job: { kind: 'failed', at: minutesAgo(50) } });
+    // Gone without a nudge: no Job is left to bring an event about B.
+    await c.admin.delete(refOf(s.job), { uid: s.job.metadata.uid!, dryRun: false, propagationPolicy: 'Background' });
+    await c.admin.delete(refOf(s.cm), { uid: s.cm.metadata.uid!, dryRun: false, propagationPolicy: 'Background' });
+    const sweep = (rt: Runtime) => rt.engine.handle({ kind: 'sweep', namespace: s.nsB, functions: ['job-conflict'], meta: { id: `sweep-${s.nsB}`, source: 'test', type: 'io.olm-medic.sweep' } });
+    const t0 = Date.now();
+    const out = await sweep(runtime());
+    expect(out.map((o) => [o.target, o.status])).toEqual([[`Subscription/${s.nsB}/${PKG}`, 'acted']]);
+    expectNudged(await live(s.subB), t0);
+    expect(eventSummary(await c.medicEvents(s.nsB))).toEqual([['SubscriptionNudged', 'Subscription', PKG, s.subB.metadata.uid]]);
+    // Nudged since the failure: the next sweep does not even look at it, and A was never a candidate.
+    expect((await sweep(runtime())).map((o) => o.status)).toEqual(['noop']);
+    expect(writeSummary(s.cat, s.nsA, s.nsB)).toEqual([`patch subscriptions/${PKG} 200`]);
+  });
+});
+
 describe('job-conflict twins: one safety condition fails', () => {
   async function expectUntouched(s: Scenario): Promise<void> {
     expect(await versions(s.all)).toEqual(stamp(s.all));
