@@ -21,7 +21,7 @@ import { createKube, loadKubeConfig } from '../shared/kube/client.js';
 import type { Kube, KubeObject } from '../shared/kube/types.js';
 import { percentile, type BenchContext, type BenchResult, type Benchmark } from './types.js';
 import { apiServerEvent, postUntilAnswered, type HttpEvent, type KubeObj } from './lib/events.js';
-import { scratchDir, serverEntry, sleep, spawnNode, type Child, serverEnv } from './lib/proc.js';
+import { explorationNotes, scratchDir, serverEntry, sleep, spawnNode, type Child, serverEnv } from './lib/proc.js';
 import { countBy, formatCounts, limitOf, requestKey, type AuditRecord } from './lib/audit.js';
 
 const USER = 'bench-medic';
@@ -230,8 +230,7 @@ export const bench: Benchmark = {
           `Twin sets on one real control plane, each ${healthy} installed Subscriptions (owning their InstallPlan, installPlanRef set, AtLatestKnown) + ${stuckCount} "stale unpack Job blocks a second install" situations (2 Subscriptions each, one stuck on BundleUnpackFailed); olm-medic = npm start's command with KUBECONFIG of ${USER}, LOG_LEVEL=warn, MAX_ACTIONS_PER_WINDOW=${Math.max(30, 5 * stuckCount * 2)} (the default, 30 per 60 s, would hold back ${2 * stuckCount} heals by design).`,
           `Baseline (set A): one update event per Subscription, ${BASELINE_PARALLELISM} at a time, never two for one object — the requests the work needs when nothing overlaps (${baselineRequests}). Burst (set B): one update event per Subscription plus a tenth delivered twice, ${events.length} in all, shuffled, from ${BROKER_PARALLELISM} concurrent Broker-like deliveries (429/5xx redelivered after Retry-After); apiserver requests counted from the audit log from the burst start until 2 s after the last answer.`,
           'Installed Subscriptions carry an installPlanRef, so ownerref-repair reads that InstallPlan for each (not decidable from the event); the stuck ones go to job-conflict.',
-          ...(process.env.OLM_MEDIC_BENCH_SERVER_ENV ? [`EXPLORATION RUN: server environment ${process.env.OLM_MEDIC_BENCH_SERVER_ENV}`] : []),
-          ...(process.env.OLM_MEDIC_BENCH_SERVER_NODE_OPTIONS ? [`EXPLORATION RUN: server NODE_OPTIONS=${process.env.OLM_MEDIC_BENCH_SERVER_NODE_OPTIONS}`] : []),
+          ...explorationNotes(),
         ],
       };
     } finally {

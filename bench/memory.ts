@@ -25,7 +25,7 @@ import type { KubeObject } from '../shared/kube/types.js';
 import type { BenchContext, BenchResult, Benchmark } from './types.js';
 import { apiServerEvent, postUntilAnswered, realisticPod, type HttpEvent, type KubeObj } from './lib/events.js';
 import { copiedCsv, nonOlmJob, readyCatalogPodUpdate } from './lib/payloads.js';
-import { rssBytes, scratchDir, serverEntry, serverEnv, sleep, spawnNode, type Child } from './lib/proc.js';
+import { explorationNotes, rssBytes, scratchDir, serverEntry, serverEnv, sleep, spawnNode, type Child } from './lib/proc.js';
 
 const USER = 'bench-medic';
 const NS = 'bench-mem';
@@ -377,8 +377,7 @@ export const bench: Benchmark = {
           { name: 'non-2xx answers', value: non2xx + errors, target: '== 0', pass: non2xx + errors === 0 },
         ],
         notes: [
-          ...(nodeOptions ? [`EXPLORATION RUN: server NODE_OPTIONS=${nodeOptions}`] : []),
-          ...(process.env.OLM_MEDIC_BENCH_SERVER_ENV ? [`EXPLORATION RUN: server environment ${process.env.OLM_MEDIC_BENCH_SERVER_ENV}`] : []),
+          ...explorationNotes(),
           ...(withWanted ? [] : ['EXPLORATION RUN: no wanted events (OLM_MEDIC_BENCH_MEMORY_NO_WANTED)']),
           `npm start's command (${Object.entries(serverEnv()).map(([k, v]) => `${k}=${v} `).join('')}node ${serverEntry().slice(0, -1).join(' ')} scripts/start.mjs -> dist/server.mjs) (LOG_LEVEL=info, KUBECONFIG of user ${USER}, system:masters) on a real control plane with OLM's CRDs; seeded ${SUBS.length} Subscriptions (no status) and ${NODES.length} Ready Nodes.`,
           `Mix: 1 in 100 events is wanted — alternately a Subscription update without installPlanRef (job-conflict: get Subscription + list Jobs → noop) and a NotReady catalog-labelled Pod update on a Ready Node (catalog-reschedule: get Node → noop), each with a fresh resourceVersion; the other 99 need no action: they cycle through ${unwanted.filter(Boolean).length} distinct events (per 99: 40 unlabelled Pod updates ~4 KB incl. managedFields, 5 Pod add/delete, 15 CronJob Jobs, 14 ConfigMaps, 15 Ready catalog registry pod updates ~6 KB, 5 copied CSVs ~60 KB) plus 5 events each of a CloudEvent type never seen before (com.example.tenant<i>.changed, ${Math.round(total * 0.05).toLocaleString('en')} distinct types in the run).`,

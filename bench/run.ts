@@ -13,6 +13,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { BenchResult, Benchmark } from './types.js';
+import { explorationNotes } from './lib/proc.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const NOT_BENCHMARKS = new Set(['run.ts', 'types.ts']);
@@ -129,9 +130,7 @@ async function main(): Promise<number> {
   const mode = args.smoke ? 'smoke' : 'full';
   process.stdout.write(`bench (${mode}): ${selected.map((b) => b.name).join(', ')} — ${cpus().length} cpus, node ${process.version}\n`);
   // Exploration knobs change what the servers run with: such results are not the README's.
-  for (const knob of ['OLM_MEDIC_BENCH_SERVER_ENV', 'OLM_MEDIC_BENCH_SERVER_NODE_OPTIONS']) {
-    if (process.env[knob]) process.stdout.write(`EXPLORATION RUN: ${knob}=${process.env[knob]}\n`);
-  }
+  for (const line of explorationNotes()) process.stdout.write(`${line}\n`);
   const results: StoredResult[] = [];
   for (const b of selected) {
     process.stdout.write(`\n== ${b.name}: ${b.description}\n`);

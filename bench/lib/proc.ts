@@ -119,3 +119,11 @@ export function serverEnv(): Record<string, string> {
   const extra = (process.env.OLM_MEDIC_BENCH_SERVER_ENV ?? '').split(',').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]);
   return { ...npmStartEnv(), ...Object.fromEntries(extra) };
 }
+
+/** The exploration knobs that change what a benchmark's server runs with (never set by npm run bench). */
+export const EXPLORATION_KNOBS = ['OLM_MEDIC_BENCH_SERVER_ENV', 'OLM_MEDIC_BENCH_SERVER_NODE_OPTIONS'] as const;
+
+/** One "EXPLORATION RUN: …" line per knob that is set: for a benchmark's notes and the runner's banner. */
+export function explorationNotes(): string[] {
+  return EXPLORATION_KNOBS.flatMap((k) => (process.env[k] ? [`EXPLORATION RUN: ${k}=${process.env[k]}`] : []));
+}
