@@ -106,7 +106,7 @@ export function createEngine(deps: EngineDeps): Engine {
   async function reconcileOnce(fn: AnyFunction, ref: Ref): Promise<Outcome> {
     const target = refString(ref);
     const options = deps.options[fn.name] ?? {};
-    let lastConflict = '';
+    let lastReason = '';
     let lastCause: 'conflict' | 'gone' = 'conflict';
     // Writes done before a re-plan still happened: they stay in the outcome, whatever it becomes.
     const done: ActionResult[] = [];
@@ -123,7 +123,7 @@ export function createEngine(deps: EngineDeps): Engine {
           // A simulated (dry-run) write changed nothing: the next attempt simulates it again if it
           // still applies, so only real writes are carried over.
           done.push(...(result.done ?? []).filter((a) => a.result !== 'dry-run'));
-          lastConflict = result.reason;
+          lastReason = result.reason;
           lastCause = result.cause;
           log.debug({ fn: fn.name, target, attempt, conflict: result.reason }, 'state changed under the plan; re-planning');
           continue;
@@ -138,8 +138,8 @@ export function createEngine(deps: EngineDeps): Engine {
     const attempts = `${deps.maxReplans + 1} attempt${deps.maxReplans ? 's' : ''}`;
     // Objects vanishing under the plan (GC, OLM, another replica) is the state settling, not churn:
     // look again shortly from live state (in process), instead of failing the event to the Broker.
-    if (lastCause === 'gone') return withDone({ function: fn.name, target, status: 'requeued', reason: `targets went away under the plan (${attempts}): ${lastConflict}; looking again`, requeueAfterSeconds: 1 }, done);
-    return withDone({ function: fn.name, target, status: 'transient', reason: `state kept changing (${attempts}): ${lastConflict}` }, done);
+    if (lastCause === 'gone') return withDone({ function: fn.name, target, status: 'requeued', reason: `targets went away under the plan (${attempts}): ${lastReason}; looking again`, requeueAfterSeconds: 1 }, done);
+    return withDone({ function: fn.name, target, status: 'transient', reason: `state kept changing (${attempts}): ${lastReason}` }, done);
   }
 
   function withDone(result: Outcome, done: ActionResult[]): Outcome {
