@@ -15,8 +15,8 @@ import type { Logger } from 'pino';
 import { APISERVER_TYPE, BadRequest, decodeRequest } from '../events/decode.js';
 import type { Trigger } from '../events/types.js';
 import type { Engine } from '../core/engine.js';
-import { countByStatus, worst, type Outcome, type OutcomeStatus } from '../core/outcome.js';
-import { kindLabel, typeLabel, type Metrics } from './metrics.js';
+import { typeLabel, type Metrics } from './metrics.js';
+import { handleAndAnswer } from './respond.js';
 
 export interface AppDeps {
   engine: Engine;
@@ -26,23 +26,8 @@ export interface AppDeps {
   ready?: () => boolean;
 }
 
-const statusFor: Record<OutcomeStatus, number> = {
-  acted: 200,
-  'dry-run': 200,
-  noop: 200,
-  refused: 200,
-  deferred: 200,
-  requeued: 202,
-  gone: 200,
-  ignored: 200,
-  'rate-limited': 429,
-  transient: 503,
-  failed: 500,
-};
-
-export function httpStatus(outcomes: Outcome[]): number {
-  return statusFor[worst(outcomes)];
-}
+/** Re-exported: tests and callers know it as the app's mapping. */
+export { httpStatus } from './respond.js';
 
 export function createApp(deps: AppDeps): express.Express {
   const { engine, metrics, log } = deps;
@@ -87,29 +72,7 @@ export function createApp(deps: AppDeps): express.Express {
       log.warn({ status: err.status, error: err.message, ceId: req.headers['ce-id'] }, 'rejected request');
       return void res.status(err.status).json({ error: err.message, status: err.status });
     }
-    const elog = log.child({ eventId: trigger.meta.id, type: trigger.meta.type, subject: trigger.meta.subject });
-    let outcomes: Outcome[];
-    try {
-      outcomes = await engine.handle(trigger);
-    } catch (e) {
-      elog.error({ err: e }, 'unexpected failure handling event');
-      outcomes = [{ status: 'failed', reason: e instanceof Error ? e.message : String(e) }];
-    }
-    const code = httpStatus(outcomes);
-    const overall = worst(outcomes);
-    metrics.events.inc({ type: typeLabel(trigger.meta.type), kind: trigger.kind === 'resource' ? kindLabel(trigger.ref.kind, trigger.ref.apiVersion, (a, k) => engine.wants(a, k)) : '', outcome: overall });
-    metrics.eventSeconds.observe({ kind: trigger.kind }, (performance.now() - started) / 1000);
-    if (overall !== 'ignored') {
-      const actions = outcomes.flatMap((o) => (o.actions ?? []).map((a) => `${o.function}:${a.reason}`));
-      elog.info({ status: code, outcome: overall, counts: countByStatus(outcomes), ...(actions.length ? { actions } : {}) }, 'handled event');
-    }
-    res.setHeader('olm-medic-outcome', summary(outcomes));
-    const retryAfter = outcomes.find((o) => o.status === overall)?.requeueAfterSeconds;
-    if (code === 429) res.setHeader('Retry-After', String(Math.ceil(retryAfter ?? 30)));
-    if (code === 503) res.setHeader('Retry-After', '1');
-    if (req.headers['olm-medic-report'] === 'json') return void res.status(code).json({ status: overall, outcomes });
-    if (code >= 400) return void res.status(code).json({ error: outcomes.filter((o) => o.status === overall).map((o) => `${o.function ?? ''} ${o.target ?? ''}: ${o.reason}`).join('; '), status: code });
-    res.status(code).end();
+    await handleAndAnswer(deps, trigger, res, { started, report: req.headers['olm-medic-report'] === 'json' });
   });
 
   app.all('/', (_req, res) => void res.status(405).set('Allow', 'POST').json({ error: 'send CloudEvents with POST /', status: 405 }));
@@ -129,10 +92,4 @@ export function createApp(deps: AppDeps): express.Express {
     res.status(status).json({ error: `unreadable request body: ${err.message ?? 'unknown error'}`, status });
   });
   return app;
-}
-
-function summary(outcomes: Outcome[]): string {
-  return Object.entries(countByStatus(outcomes))
-    .map(([k, v]) => `${k}=${v}`)
-    .join(' ');
 }

@@ -2,16 +2,21 @@
  * The HTTP front door: a plain node:http request listener in front of the express app.
  *
  * Most of what an ApiServerSource delivers needs no action, and answering it must not cost the
- * express pipeline, the CloudEvents SDK and a full decode. Two exits answer here, both with the
- * same answer the full path gives (200, empty body, `olm-medic-outcome: ignored=1`):
+ * express pipeline, the CloudEvents SDK and a full decode. Three exits answer here, each with the
+ * same answer the full path gives:
  *   1. headers alone: a binary-mode apiserver event about a kind no function declares — the body
- *      is drained unread;
+ *      is drained unread (200, empty body, `olm-medic-outcome: ignored=1`);
  *   2. a cheap look at the body: an apiserver resource event of a declared kind that the
  *      functions' own zero-I/O `targets()` say concerns nothing (a Ready Node heartbeat, a Job that
  *      is not an unpack Job, a copied CSV, ...). The body is read once, parsed once, decoded by the
- *      product's own decodeEvent (the same data validation as the full path) and offered to targets().
- * Everything else — other routes, structured or batched events, encodings, reports, events that
- * some function targets, and ANY request the front door is not sure about — goes to the app
+ *      product's own decodeEvent (the same data validation as the full path) and offered to
+ *      targets() (answered as in 1);
+ *   3. the same look, when some function DOES target the event: the decoded event goes to the
+ *      engine here (`handle`, respond.ts: the very function the app calls after its own decode),
+ *      so the events that need work (a catalog update's thousands of Subscriptions) do not pay
+ *      for express and the SDK's second parse either.
+ * Everything else — other routes, structured or batched events, encodings, reports, reference-mode
+ * events, and ANY request the front door is not sure about — goes to the app
  * (loaded lazily, so the first answers do not wait for express and the CloudEvents SDK), with the
  * body already read when the front door read it. Being conservative is the rule: an envelope the
  * SDK might reject (odd source, time, extension names, ...) is never answered here.
@@ -39,6 +44,11 @@ export interface DispatchDeps {
   app: () => RequestListener | Promise<RequestListener>;
   /** decodeEvent from events/decode.ts; without it only the header exit is used. */
   decodeEvent?: DecodeEvent;
+  /**
+   * Exit 3: runs a targeted event it decoded through the engine and answers it (respond.ts's
+   * handleAndAnswer, with the engine the app has); without it targeted events go to the app.
+   */
+  handle?: (trigger: ResourceTrigger, res: ServerResponse, started: number) => Promise<void>;
   /** Called once after the first answer (e.g. to warm the lazily loaded app in the background). */
   onFirstAnswer?: () => void;
   /**
@@ -50,8 +60,8 @@ export interface DispatchDeps {
 }
 
 export interface Dispatch extends RequestListener {
-  /** How many requests each exit took (tests, benchmarks). */
-  readonly counts: { headers: number; body: number; app: number };
+  /** How many requests each exit took (tests, benchmarks): 1 headers, 2 body, 3 handled, or the app. */
+  readonly counts: { headers: number; body: number; handled: number; app: number };
   /** Loads the app now (background warm-up); resolves once it is there. */
   warm(): Promise<void>;
 }
@@ -130,7 +140,7 @@ function answerIgnored(res: ServerResponse): void {
 
 export function createDispatch(deps: DispatchDeps): Dispatch {
   const { functions, wants, metrics, bodyLimitBytes } = deps;
-  const counts = { headers: 0, body: 0, app: 0 };
+  const counts = { headers: 0, body: 0, handled: 0, app: 0 };
   let app: RequestListener | undefined;
   let loading: Promise<RequestListener> | undefined;
   let first = true;
@@ -164,8 +174,11 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
     );
   }
 
-  /** The body look: decode with the product's decoder, then ask every function's targets(). */
-  function decide(env: Envelope, body: Buffer): { kindLabel: string } | undefined {
+  /**
+   * The body look: decode with the product's decoder, then ask every function's targets().
+   * `ignored`: no function targets it; `targeted`: some function does; undefined: the app decides.
+   */
+  function decide(env: Envelope, body: Buffer): { ignored: string } | { targeted: ResourceTrigger } | undefined {
     if (!deps.decodeEvent || env.mode !== 'resource') return undefined;
     let data: unknown;
     try {
@@ -182,11 +195,11 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
     }
     if (trigger.kind !== 'resource' || !trigger.object) return undefined;
     try {
-      for (const fn of functions) if (fn.targets(trigger).length > 0) return undefined;
+      for (const fn of functions) if (fn.targets(trigger).length > 0) return { targeted: trigger };
     } catch {
       return undefined;
     }
-    return { kindLabel: kindLabel(trigger.ref.kind, trigger.ref.apiVersion, wants) };
+    return { ignored: kindLabel(trigger.ref.kind, trigger.ref.apiVersion, wants) };
   }
 
   const maxInFlight = deps.maxInFlightBytes ?? 8 * 1_048_576;
@@ -239,13 +252,26 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
       if (size > bodyLimitBytes) return toApp(req, res); // cannot happen with a correct Content-Length
       const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
       const d = decide(env, body);
-      if (!d) {
+      if (d && 'targeted' in d && deps.handle) {
+        counts.handled++;
+        res.once('finish', answered);
+        deps.handle(d.targeted, res, started).catch((e: unknown) => {
+          // handleAndAnswer catches the engine's failures; this is a failure to answer at all.
+          if (!res.headersSent) {
+            res.statusCode = 500;
+            res.setHeader('Content-Type', 'application/json; charset=utf-8');
+            res.end(JSON.stringify({ error: `unexpected failure answering the event: ${e instanceof Error ? e.message : String(e)}`, status: 500 }));
+          } else res.destroy();
+        });
+        return;
+      }
+      if (!d || !('ignored' in d)) {
         // Read already: the app's body parser sees a finished request and keeps this body.
         (req as IncomingMessage & { body?: Buffer }).body = body;
         return toApp(req, res);
       }
       counts.body++;
-      metrics.events.inc({ type: typeLabel(env.type), kind: d.kindLabel, outcome: 'ignored' });
+      metrics.events.inc({ type: typeLabel(env.type), kind: d.ignored, outcome: 'ignored' });
       metrics.eventSeconds.observe({ kind: 'resource' }, (performance.now() - started) / 1000);
       answerIgnored(res);
       answered();

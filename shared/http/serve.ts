@@ -3,9 +3,10 @@
  * The composition root (bin/server.ts) decides WHICH functions; shared/ never imports functions/.
  *
  * Start-up does what every answer needs — configuration, Kubernetes credentials and client, the
- * engine — and listens with the node:http front door (dispatch.ts). The express app and the
- * CloudEvents SDK's HTTP parsing (events the front door cannot settle alone) are loaded on first
- * use, or in the background right after the first answer, whichever comes first. undici is not
+ * engine — and listens with the node:http front door (dispatch.ts), which answers binary-mode
+ * apiserver events itself (ignored, or decoded and run through the engine). The express app and
+ * the CloudEvents SDK's HTTP parsing (everything else) are loaded on first use, or in the
+ * background right after the first answer, whichever comes first. undici is not
  * loaded at all unless the cluster is reached through a proxy (kube/client.ts; in the bundle,
  * scripts/shims/undici.mjs loads it on that first request).
  */
@@ -15,6 +16,7 @@ import type { AnyFunction } from '../core/types.js';
 import { decodeEvent } from '../events/decode.js';
 import { withAdmission } from './admission.js';
 import { createDispatch } from './dispatch.js';
+import { handleAndAnswer } from './respond.js';
 import { createRuntime } from '../wiring.js';
 
 /**
@@ -53,6 +55,8 @@ export function serve(functions: AnyFunction[], env: Record<string, string | und
     metrics,
     bodyLimitBytes,
     decodeEvent: decodeEvent as unknown as (e: Record<string, unknown>) => { kind: string },
+    // Targeted events the front door decoded go to the same engine and answer as the app's.
+    handle: (trigger, res, started) => handleAndAnswer({ engine: admitted, metrics, log }, trigger, res, { started }),
     app: async () => (await import('./app.js')).createApp({ engine: admitted, metrics, log, bodyLimitBytes }),
     onFirstAnswer: () => void setTimeout(warm, 20).unref(),
   });

@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import { createApp } from '../../shared/http/app.js';
 import { createDispatch } from '../../shared/http/dispatch.js';
 import { createMetrics } from '../../shared/http/metrics.js';
+import { handleAndAnswer } from '../../shared/http/respond.js';
 import { withAdmission } from '../../shared/http/admission.js';
 import { createEngine } from '../../shared/core/engine.js';
 import type { Outcome } from '../../shared/core/outcome.js';
@@ -65,6 +66,7 @@ describe('front door + catalog-reschedule targets (c8f14b0)', () => {
       metrics,
       bodyLimitBytes: 65536,
       decodeEvent: decodeEvent as never,
+      handle: (trigger, res, started) => handleAndAnswer({ engine: admitted, metrics, log }, trigger, res, { started }),
       app: () => createApp({ engine: admitted, metrics, log, bodyLimitBytes: 65536 }),
     });
     const srv = createServer(dispatch).listen(0);

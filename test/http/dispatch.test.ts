@@ -13,6 +13,7 @@ import { pino } from 'pino';
 import { createApp } from '../../shared/http/app.js';
 import { APISERVER_TYPE as DISPATCH_TYPE, createDispatch, type Dispatch } from '../../shared/http/dispatch.js';
 import { createMetrics } from '../../shared/http/metrics.js';
+import { handleAndAnswer } from '../../shared/http/respond.js';
 import { createEngine, type Engine } from '../../shared/core/engine.js';
 import { APISERVER_TYPE, decodeEvent } from '../../shared/events/decode.js';
 import type { Reader } from '../../shared/kube/types.js';
@@ -82,6 +83,8 @@ beforeAll(async () => {
       metrics,
       bodyLimitBytes: BODY_LIMIT,
       decodeEvent: decodeEvent as never,
+      // As serve.ts wires it: targeted events run through the engine the app has.
+      handle: (trigger, res, started) => handleAndAnswer({ engine, metrics, log }, trigger, res, { started }),
       app: async () => {
         state.appLoads++;
         return createApp({ engine, metrics, log, bodyLimitBytes: BODY_LIMIT });
@@ -150,9 +153,9 @@ const catalogPod = (): Obj => ({
 const plainPod = (): Obj => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web-1', namespace: 'shop', uid: 'p2', resourceVersion: '15' }, spec: { nodeName: 'worker-1' } });
 const stuckSub = (): Obj => ({ apiVersion: 'operators.coreos.com/v1alpha1', kind: 'Subscription', metadata: { name: 's', namespace: 'ops', uid: 's1', resourceVersion: '14' }, spec: { name: 'pkg' } });
 
-async function send(base: string, ev: { headers: Record<string, string>; body: string }): Promise<{ status: number; outcome: string | null; retryAfter: string | null; body: string }> {
+async function send(base: string, ev: { headers: Record<string, string>; body: string }): Promise<{ status: number; outcome: string | null; retryAfter: string | null; contentType: string | null; body: string }> {
   const res = await fetch(`${base}/`, { method: 'POST', headers: ev.headers, body: ev.body });
-  return { status: res.status, outcome: res.headers.get('olm-medic-outcome'), retryAfter: res.headers.get('retry-after'), body: await res.text() };
+  return { status: res.status, outcome: res.headers.get('olm-medic-outcome'), retryAfter: res.headers.get('retry-after'), contentType: res.headers.get('content-type'), body: await res.text() };
 }
 
 describe('front door exits', () => {
@@ -169,7 +172,7 @@ describe('front door exits', () => {
     const before = { ...front.dispatch.counts };
     const loads = front.appLoads;
     const res = await send(front.base, event(verb, obj));
-    expect(res).toEqual({ status: 200, outcome: 'ignored=1', retryAfter: null, body: '' });
+    expect(res).toEqual({ status: 200, outcome: 'ignored=1', retryAfter: null, contentType: null, body: '' });
     expect(front.dispatch.counts.body).toBe(before.body + 1);
     expect(front.dispatch.counts.app).toBe(before.app);
     expect(front.appLoads).toBe(loads);
@@ -183,7 +186,7 @@ describe('front door exits', () => {
   ])('%s (a kind no function declares) is answered from the headers', async (_what, obj) => {
     const before = front.dispatch.counts.headers;
     const res = await send(front.base, event('update', obj as Obj));
-    expect(res).toEqual({ status: 200, outcome: 'ignored=1', retryAfter: null, body: '' });
+    expect(res).toEqual({ status: 200, outcome: 'ignored=1', retryAfter: null, contentType: null, body: '' });
     expect(front.dispatch.counts.headers).toBe(before + 1);
     expect(front.calls).toEqual([]);
   });
@@ -191,14 +194,28 @@ describe('front door exits', () => {
   it.each([
     ['a catalog Pod', catalogPod()],
     ['a Subscription stuck without an InstallPlan', stuckSub()],
-  ])('%s is targeted: it goes to the app and the engine (which reads)', async (_what, obj) => {
-    const before = front.dispatch.counts.app;
+  ])('%s is targeted: the front door runs it through the engine (which reads), without the app, answering as the app does', async (_what, obj) => {
+    const before = { ...front.dispatch.counts };
+    const loads = front.appLoads;
     const n = front.calls.length;
     const res = await send(front.base, event('update', obj));
-    expect(front.dispatch.counts.app).toBe(before + 1);
+    expect(front.dispatch.counts.handled).toBe(before.handled + 1);
+    expect(front.dispatch.counts.app).toBe(before.app);
+    expect(front.appLoads).toBe(loads);
     expect(front.calls.length).toBeGreaterThan(n);
     expect(res.status).toBe(500); // the recording reader fails every read
+    expect(res.contentType).toBe('application/json; charset=utf-8');
+    expect(JSON.parse(res.body)).toMatchObject({ status: 500 });
     expect(res).toEqual(await send(plain.base, event('update', obj)));
+  });
+
+  it('a targeted event asking for a report (olm-medic-report: json) goes to the app', async () => {
+    const before = { ...front.dispatch.counts };
+    const ev = event('update', stuckSub(), { 'olm-medic-report': 'json' });
+    const res = await send(front.base, ev);
+    expect(front.dispatch.counts.app).toBe(before.app + 1);
+    expect(front.dispatch.counts.handled).toBe(before.handled);
+    expect(JSON.parse(res.body)).toMatchObject({ status: 'failed' });
   });
 
   it('other routes go to the app', async () => {
@@ -291,6 +308,7 @@ describe('differential: front door + app == app alone', () => {
     );
     // Both exits were taken: the property was checked on answers the front door gave itself.
     expect(front.dispatch.counts.body - before.body).toBeGreaterThan(20);
+    expect(front.dispatch.counts.handled - before.handled).toBeGreaterThan(20);
     expect(front.dispatch.counts.app - before.app).toBeGreaterThan(20);
   }, 60_000);
 });
