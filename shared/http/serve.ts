@@ -20,11 +20,14 @@ import { handleAndAnswer } from './respond.js';
 import { createRuntime } from '../wiring.js';
 
 /**
- * Per function: 16 reconciles at once (each a few apiserver requests; the kube client keeps its
- * own connection pool), 512 more waiting; past that 429 with Retry-After 2 s (a Broker redelivers
- * with its backoff). Coalescing keeps one running + one waiting run per target.
+ * Per function: 32 reconciles at once, 512 more waiting; past that 429 with Retry-After 2 s (a
+ * Broker redelivers with its backoff). Coalescing keeps one running + one waiting run per target.
+ * 32 is the kube client's connection limit (MAX_SOCKETS in kube/client.ts), which is what bounds
+ * the load on the apiserver; many reconciles of a burst need no connection at all (they wait on a
+ * shared list or a burst snapshot), and at 16 they, not the apiserver, set the pace (burst
+ * benchmark, README "Burst (7)").
  */
-const ADMISSION = { maxInFlight: 16, maxQueued: 512, retryAfterSeconds: 2 };
+const ADMISSION = { maxInFlight: 32, maxQueued: 512, retryAfterSeconds: 2 };
 
 export function serve(functions: AnyFunction[], env: Record<string, string | undefined> = process.env): void {
   let config;
