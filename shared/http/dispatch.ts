@@ -73,6 +73,12 @@ const SAFE_ID = /^[\x21-\x7e]+$/;
 const RFC3339_UTC = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?Z$/;
 /** Extension names the SDK accepts (and that decode.ts treats as plain attributes). */
 const EXT_NAME = /^[a-z0-9]{1,20}$/;
+/**
+ * Names the SDK's CloudEvent treats specially although they match EXT_NAME: attributes of other
+ * spec versions (it rejects schemaurl on a 1.0 event) and its own method `validate`, which an
+ * extension of that name would shadow (the SDK then fails with a 400). Such events go to the app.
+ */
+const SDK_RESERVED = new Set(['schemaurl', 'datacontentencoding', 'validate']);
 
 /** A time the SDK's date-time format would accept: only plain UTC forms whose date is real. */
 function safeTime(t: string): boolean {
@@ -111,6 +117,8 @@ function envelope(req: IncomingMessage, limit: number): Envelope | undefined {
   const contentType = h['content-type'] ?? '';
   const ctype = contentType.toLowerCase();
   if (!JSON_TYPE.test(ctype) || /charset=(?!"?utf-8"?\s*(;|$))/.test(ctype)) return undefined;
+  // application/cloudevents+json and -batch+json are structured and batched modes, not binary.
+  if (ctype.startsWith('application/cloudevents')) return undefined;
   // Known length within the limit: an unknown or larger one is the app's (413, chunked bodies).
   const len = Number(h['content-length']);
   if (!(len > 0 && len <= limit) || h['transfer-encoding'] !== undefined) return undefined;
@@ -119,7 +127,7 @@ function envelope(req: IncomingMessage, limit: number): Envelope | undefined {
   for (const [name, value] of Object.entries(h)) {
     if (!name.startsWith('ce-')) continue;
     const key = name.slice(3);
-    if (typeof value !== 'string' || !EXT_NAME.test(key)) return undefined;
+    if (typeof value !== 'string' || !EXT_NAME.test(key) || SDK_RESERVED.has(key)) return undefined;
     if (key === 'datacontenttype' || key === 'dataschema' || key === 'data') return undefined;
     attrs[key] = value;
   }
@@ -180,6 +188,11 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
    */
   function decide(env: Envelope, body: Buffer): { ignored: string } | { targeted: ResourceTrigger } | undefined {
     if (!deps.decodeEvent || env.mode !== 'resource') return undefined;
+    // Only a body that starts with '{' is read the same way here and by the SDK: its JSON parser
+    // quotes a body starting with anything else (leading whitespace, a BOM) and then fails, and a
+    // JSON string literal it rejects where a second parse would find an object. With
+    // CE_USE_BIG_INT=true the SDK parses with json-bigint, not JSON.parse: the app decides.
+    if (body[0] !== 0x7b || bigInt) return undefined;
     let data: unknown;
     try {
       data = JSON.parse(body.toString('utf8'));
@@ -202,6 +215,8 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
     return { ignored: kindLabel(trigger.ref.kind, trigger.ref.apiVersion, wants) };
   }
 
+  /** The SDK's CE_USE_BIG_INT (json-bigint instead of JSON.parse): body looks are left to the app. */
+  const bigInt = process.env.CE_USE_BIG_INT === 'true';
   const maxInFlight = deps.maxInFlightBytes ?? 8 * 1_048_576;
   let inFlight = 0;
 
@@ -222,7 +237,23 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
       return false;
     }
     inFlight += cost;
-    res.once('close', () => (inFlight -= cost));
+    // The bytes stay counted until the answer is written — the handling is over — not merely
+    // until the client goes away: a client that hangs up while the engine still holds its event
+    // must not let another one in. A request whose body never fully arrived is never handled.
+    let held = true;
+    const release = (): void => {
+      if (!held) return;
+      held = false;
+      inFlight -= cost;
+    };
+    const end = res.end;
+    res.end = function (this: ServerResponse, ...args: unknown[]) {
+      release();
+      return (end as (...a: unknown[]) => ServerResponse).apply(this, args);
+    } as ServerResponse['end'];
+    res.once('close', () => {
+      if (!req.complete) release();
+    });
     return true;
   }
 

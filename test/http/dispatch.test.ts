@@ -6,7 +6,7 @@
  * records every call (and fails it: no apiserver here).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { pino } from 'pino';
@@ -109,6 +109,7 @@ afterAll(async () => {
 });
 
 type Obj = { apiVersion: string; kind: string; metadata: Record<string, unknown>; [k: string]: unknown };
+type Ev = { headers: Record<string, string>; body: string };
 
 function event(verb: string, obj: Obj, extra: Record<string, string> = {}, body?: string): { headers: Record<string, string>; body: string } {
   const md = obj.metadata as { name?: string; namespace?: string };
@@ -209,6 +210,69 @@ describe('front door exits', () => {
     expect(res).toEqual(await send(plain.base, event('update', obj)));
   });
 
+  it.each([
+    ['a structured-mode content type', (e: Ev) => void (e.headers['content-type'] = 'application/cloudevents+json')],
+    ['a batch content type', (e: Ev) => void (e.headers['content-type'] = 'application/cloudevents-batch+json')],
+    ['a body with leading whitespace', (e: Ev) => void (e.body = ` ${e.body}`)],
+    ['a body with a leading newline (charset=utf-8)', (e: Ev) => ((e.body = `\n${e.body}`), (e.headers['content-type'] = 'application/json; charset=utf-8'))],
+    ['a JSON string literal body (charset=utf-8 without a space)', (e: Ev) => ((e.body = JSON.stringify(e.body)), (e.headers['content-type'] = 'application/json;charset=utf-8'))],
+    ['a JSON string literal body (a vendor +json type)', (e: Ev) => ((e.body = JSON.stringify(e.body)), (e.headers['content-type'] = 'application/vnd.kubernetes+json'))],
+    ['an extension named validate', (e: Ev) => void (e.headers['ce-validate'] = 'x')],
+    ['an extension named schemaurl', (e: Ev) => void (e.headers['ce-schemaurl'] = 'https://x')],
+  ])('a targeted event with %s, which the app rejects, never reaches the engine through the front door', async (_what, mutate) => {
+    const ev = event('update', stuckSub());
+    mutate(ev);
+    const n = front.calls.length;
+    const before = front.dispatch.counts.handled;
+    const res = await send(front.base, ev);
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(res.status).toBeLessThan(500);
+    expect(front.calls.length).toBe(n);
+    expect(front.dispatch.counts.handled).toBe(before);
+    expect({ ...res, body: res.body.replace(ev.headers['ce-id']!, '<id>') }).toEqual(await send(plain.base, ev).then((r) => ({ ...r, body: r.body.replace(ev.headers['ce-id']!, '<id>') })));
+  });
+
+  it('a client that hangs up while the engine holds its event keeps its bytes counted until the answer is written', async () => {
+    const held: unknown[] = [];
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const engine = { handle: async (t: unknown) => (held.push(t), await gate, [{ status: 'noop', reason: 'held' }]), wants: () => true } as unknown as Engine;
+    const metrics = createMetrics();
+    const size = Buffer.byteLength(event('update', stuckSub()).body);
+    const dispatch = createDispatch({
+      functions: allFunctions,
+      wants: () => true,
+      metrics,
+      bodyLimitBytes: BODY_LIMIT,
+      decodeEvent: decodeEvent as never,
+      maxInFlightBytes: Math.floor(size * 1.5), // one event of this size at a time
+      handle: (trigger, res, started) => handleAndAnswer({ engine, metrics, log }, trigger, res, { started }),
+      app: async () => createApp({ engine, metrics, log, bodyLimitBytes: BODY_LIMIT }),
+    });
+    const { srv, base } = await listen(dispatch);
+    try {
+      const a = event('update', stuckSub());
+      const req = request(`${base}/`, { method: 'POST', headers: { ...a.headers, 'content-length': String(Buffer.byteLength(a.body)) } });
+      req.on('error', () => {});
+      req.end(a.body);
+      while (held.length < 1) await new Promise((r) => setTimeout(r, 5));
+      expect((await send(base, event('update', stuckSub()))).status).toBe(429);
+      req.destroy(); // A's client hangs up; the engine still holds A
+      await new Promise((r) => setTimeout(r, 50));
+      const later = await Promise.all([send(base, event('update', stuckSub())), send(base, event('update', stuckSub()))]);
+      expect(later.map((r) => r.status)).toEqual([429, 429]);
+      expect(held.length).toBe(1);
+      open(); // A's handling ends: its bytes are released
+      await new Promise((r) => setTimeout(r, 50));
+      expect((await send(base, event('update', stuckSub()))).status).toBe(200);
+      expect(held.length).toBe(2);
+    } finally {
+      open();
+      srv.closeAllConnections();
+      await new Promise<void>((r) => srv.close(() => r()));
+    }
+  });
+
   it('a targeted event asking for a report (olm-medic-report: json) goes to the app', async () => {
     const before = { ...front.dispatch.counts };
     const ev = event('update', stuckSub(), { 'olm-medic-report': 'json' });
@@ -289,6 +353,21 @@ const mutations: Record<string, Mutation> = {
     e.headers['ce-apiversion'] = '../v1';
   },
   refMode: (e) => void (e.headers['ce-type'] = e.headers['ce-type']!.replace('.resource.', '.ref.')),
+  // Red team of exit 3 (2026-11-24): each of these was answered by the front door, not as the app does.
+  structured: (e) => void (e.headers['content-type'] = 'application/cloudevents+json'),
+  batched: (e) => void (e.headers['content-type'] = 'application/cloudevents-batch+json'),
+  leadingSpace: (e) => void (e.body = ` ${e.body}`),
+  leadingNewline: (e) => {
+    e.body = `\n${e.body}`;
+    e.headers['content-type'] = 'application/json; charset=utf-8';
+  },
+  stringLiteral: (e) => {
+    e.body = JSON.stringify(e.body);
+    e.headers['content-type'] = 'application/json;charset=utf-8';
+  },
+  vendorType: (e) => void (e.headers['content-type'] = 'application/vnd.kubernetes+json'),
+  extValidate: (e) => void (e.headers['ce-validate'] = 'x'),
+  extSchemaurl: (e) => void (e.headers['ce-schemaurl'] = 'https://x'),
   report: (e) => void (e.headers['olm-medic-report'] = 'json'),
 };
 
