@@ -220,9 +220,21 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
   const maxInFlight = deps.maxInFlightBytes ?? 8 * 1_048_576;
   let inFlight = 0;
 
-  /** Admits a POST against the in-flight byte budget, or answers 429 without reading its body. */
-  function admit(req: IncomingMessage, res: ServerResponse): boolean {
-    if (req.method !== 'POST') return true;
+  /** What admit() gives a request: `hold` keeps its bytes counted past `close` until `release`. */
+  interface Budget {
+    hold(): void;
+    release(): void;
+  }
+  const UNCOUNTED: Budget = { hold: () => undefined, release: () => undefined };
+
+  /**
+   * Admits a POST against the in-flight byte budget, or answers 429 without reading its body
+   * (undefined). The bytes count until the response closes; an event the engine is handling is
+   * held until that handling ends (exit 3), so a client that hangs up mid-handling does not let
+   * another event in while the engine still holds this one.
+   */
+  function admit(req: IncomingMessage, res: ServerResponse): Budget | undefined {
+    if (req.method !== 'POST') return UNCOUNTED;
     const declared = Number(req.headers['content-length']);
     const cost = Number.isFinite(declared) && declared >= 0 ? Math.min(Math.max(declared, 1), bodyLimitBytes + 1) : bodyLimitBytes;
     // One request is always admitted (an event up to the body limit must get through eventually).
@@ -234,31 +246,25 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
       res.setHeader('Content-Type', 'application/json');
       res.end(JSON.stringify({ error: `busy: ${inFlight} bytes of events in flight (limit ${maxInFlight}); retry later`, status: 429 }));
       req.resume();
-      return false;
+      return undefined;
     }
     inFlight += cost;
-    // The bytes stay counted until the answer is written — the handling is over — not merely
-    // until the client goes away: a client that hangs up while the engine still holds its event
-    // must not let another one in. A request whose body never fully arrived is never handled.
-    let held = true;
+    let held = false;
+    let counted = true;
     const release = (): void => {
-      if (!held) return;
-      held = false;
+      if (!counted) return;
+      counted = false;
       inFlight -= cost;
     };
-    const end = res.end;
-    res.end = function (this: ServerResponse, ...args: unknown[]) {
-      release();
-      return (end as (...a: unknown[]) => ServerResponse).apply(this, args);
-    } as ServerResponse['end'];
     res.once('close', () => {
-      if (!req.complete) release();
+      if (!held) release();
     });
-    return true;
+    return { hold: () => void (held = true), release };
   }
 
   const dispatch = ((req: IncomingMessage, res: ServerResponse): void => {
-    if (!admit(req, res)) return;
+    const budget = admit(req, res);
+    if (!budget) return;
     const env = envelope(req, bodyLimitBytes);
     if (!env) return toApp(req, res);
     if (!wants(env.apiVersion, env.kind)) {
@@ -286,7 +292,8 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
       if (d && 'targeted' in d && deps.handle) {
         counts.handled++;
         res.once('finish', answered);
-        deps.handle(d.targeted, res, started).catch((e: unknown) => {
+        budget.hold();
+        deps.handle(d.targeted, res, started).finally(budget.release).catch((e: unknown) => {
           // handleAndAnswer catches the engine's failures; this is a failure to answer at all.
           if (!res.headersSent) {
             res.statusCode = 500;
