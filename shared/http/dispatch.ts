@@ -26,6 +26,7 @@ import type { AnyFunction } from '../core/types.js';
 import type { ResourceTrigger, Verb } from '../events/types.js';
 import type { KubeObject } from '../kube/types.js';
 import { kindLabel, typeLabel, type Metrics } from './metrics.js';
+import { sendJson } from './respond.js';
 
 /** Same as decode.ts APISERVER_TYPE (a test keeps them equal); kept here so this module loads no SDK. */
 export const APISERVER_TYPE = /^dev\.knative\.apiserver\.(resource|ref)\.(add|update|delete)$/;
@@ -295,11 +296,8 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
         budget.hold();
         deps.handle(d.targeted, res, started).finally(budget.release).catch((e: unknown) => {
           // handleAndAnswer catches the engine's failures; this is a failure to answer at all.
-          if (!res.headersSent) {
-            res.statusCode = 500;
-            res.setHeader('Content-Type', 'application/json; charset=utf-8');
-            res.end(JSON.stringify({ error: `unexpected failure answering the event: ${e instanceof Error ? e.message : String(e)}`, status: 500 }));
-          } else res.destroy();
+          if (!res.headersSent) sendJson(res, 500, { error: `unexpected failure answering the event: ${e instanceof Error ? e.message : String(e)}`, status: 500 });
+          else res.destroy();
         });
         return;
       }
