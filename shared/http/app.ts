@@ -16,7 +16,7 @@ import { APISERVER_TYPE, BadRequest, decodeRequest } from '../events/decode.js';
 import type { Trigger } from '../events/types.js';
 import type { Engine } from '../core/engine.js';
 import { typeLabel, type Metrics } from './metrics.js';
-import { handleAndAnswer } from './respond.js';
+import { ENGINE_HOLD, handleAndAnswer, type EngineHold } from './respond.js';
 
 export interface AppDeps {
   engine: Engine;
@@ -72,7 +72,14 @@ export function createApp(deps: AppDeps): express.Express {
       log.warn({ status: err.status, error: err.message, ceId: req.headers['ce-id'] }, 'rejected request');
       return void res.status(err.status).json({ error: err.message, status: err.status });
     }
-    await handleAndAnswer(deps, trigger, res, { started, report: req.headers['olm-medic-report'] === 'json' });
+    // The front door's byte budget (when it passed this request on) stays counted until the engine is done.
+    const budget = (req as Request & { [ENGINE_HOLD]?: EngineHold })[ENGINE_HOLD];
+    budget?.hold();
+    try {
+      await handleAndAnswer(deps, trigger, res, { started, report: req.headers['olm-medic-report'] === 'json' });
+    } finally {
+      budget?.release();
+    }
   });
 
   app.all('/', (_req, res) => void res.status(405).set('Allow', 'POST').json({ error: 'send CloudEvents with POST /', status: 405 }));

@@ -26,7 +26,7 @@ import type { AnyFunction } from '../core/types.js';
 import type { ResourceTrigger, Verb } from '../events/types.js';
 import type { KubeObject } from '../kube/types.js';
 import { kindLabel, typeLabel, type Metrics } from './metrics.js';
-import { sendJson } from './respond.js';
+import { ENGINE_HOLD, sendJson, type EngineHold } from './respond.js';
 
 /** Same as decode.ts APISERVER_TYPE (a test keeps them equal); kept here so this module loads no SDK. */
 export const APISERVER_TYPE = /^dev\.knative\.apiserver\.(resource|ref)\.(add|update|delete)$/;
@@ -167,8 +167,10 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
     return loading;
   }
 
-  function toApp(req: IncomingMessage, res: ServerResponse): void {
+  function toApp(req: IncomingMessage, res: ServerResponse, budget: Budget): void {
     counts.app++;
+    // The app holds the bytes while its engine handles the event (respond.ts, ENGINE_HOLD).
+    (req as IncomingMessage & { [ENGINE_HOLD]?: EngineHold })[ENGINE_HOLD] = budget;
     res.once('finish', answered);
     if (app) return void app(req, res);
     // The request stays paused (nothing reads it) until the app is there.
@@ -231,8 +233,9 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
   /**
    * Admits a POST against the in-flight byte budget, or answers 429 without reading its body
    * (undefined). The bytes count until the response closes; an event the engine is handling is
-   * held until that handling ends (exit 3), so a client that hangs up mid-handling does not let
-   * another event in while the engine still holds this one.
+   * held until that handling ends (exit 3 here, and the app's engine call through ENGINE_HOLD), so
+   * a client that hangs up mid-handling does not let another event in while the engine still holds
+   * this one.
    */
   function admit(req: IncomingMessage, res: ServerResponse): Budget | undefined {
     if (req.method !== 'POST') return UNCOUNTED;
@@ -267,7 +270,7 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
     const budget = admit(req, res);
     if (!budget) return;
     const env = envelope(req, bodyLimitBytes);
-    if (!env) return toApp(req, res);
+    if (!env) return toApp(req, res, budget);
     if (!wants(env.apiVersion, env.kind)) {
       counts.headers++;
       metrics.events.inc({ type: typeLabel(env.type), kind: 'other', outcome: 'ignored' });
@@ -278,7 +281,7 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
       });
       return;
     }
-    if (env.mode !== 'resource' || !deps.decodeEvent) return toApp(req, res);
+    if (env.mode !== 'resource' || !deps.decodeEvent) return toApp(req, res, budget);
     const started = performance.now();
     const chunks: Buffer[] = [];
     let size = 0;
@@ -287,7 +290,7 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
       if (size <= bodyLimitBytes) chunks.push(c);
     });
     req.once('end', () => {
-      if (size > bodyLimitBytes) return toApp(req, res); // cannot happen with a correct Content-Length
+      if (size > bodyLimitBytes) return toApp(req, res, budget); // cannot happen with a correct Content-Length
       const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
       const d = decide(env, body);
       if (d && 'targeted' in d && deps.handle) {
@@ -304,7 +307,7 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
       if (!d || !('ignored' in d)) {
         // Read already: the app's body parser sees a finished request and keeps this body.
         (req as IncomingMessage & { body?: Buffer }).body = body;
-        return toApp(req, res);
+        return toApp(req, res, budget);
       }
       counts.body++;
       metrics.events.inc({ type: typeLabel(env.type), kind: d.ignored, outcome: 'ignored' });

@@ -17,6 +17,18 @@ import { countByStatus, worst, type Outcome, type OutcomeStatus } from '../core/
 import type { Trigger } from '../events/types.js';
 import { kindLabel, typeLabel, type Metrics } from './metrics.js';
 
+/**
+ * The front door's byte budget for a request it passes to the app (dispatch.ts puts it on the
+ * request under this key): the app holds it while the engine handles the request's event and
+ * releases it when that handling ends, so a client that hangs up mid-handling does not free its
+ * bytes early (as on the front door's own engine path).
+ */
+export const ENGINE_HOLD: unique symbol = Symbol('olm-medic.engine-hold');
+export interface EngineHold {
+  hold(): void;
+  release(): void;
+}
+
 export interface RespondDeps {
   engine: Engine;
   metrics: Metrics;

@@ -232,7 +232,11 @@ describe('front door exits', () => {
     expect({ ...res, body: res.body.replace(ev.headers['ce-id']!, '<id>') }).toEqual(await send(plain.base, ev).then((r) => ({ ...r, body: r.body.replace(ev.headers['ce-id']!, '<id>') })));
   });
 
-  it('a client that hangs up while the engine holds its event keeps its bytes counted until the answer is written', async () => {
+  it.each([
+    ['the front door\'s engine call (exit 3)', {}, 'handled'],
+    // A report request is a targeted event the front door passes to the app.
+    ['the app\'s engine call', { 'olm-medic-report': 'json' }, 'app'],
+  ] as const)('a client that hangs up during %s keeps its bytes counted until the engine is done', async (_door, extra, counter) => {
     const held: unknown[] = [];
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
@@ -251,21 +255,23 @@ describe('front door exits', () => {
     });
     const { srv, base } = await listen(dispatch);
     try {
-      const a = event('update', stuckSub());
+      const a = event('update', stuckSub(), extra);
       const req = request(`${base}/`, { method: 'POST', headers: { ...a.headers, 'content-length': String(Buffer.byteLength(a.body)) } });
       req.on('error', () => {});
       req.end(a.body);
       while (held.length < 1) await new Promise((r) => setTimeout(r, 5));
-      expect((await send(base, event('update', stuckSub()))).status).toBe(429);
+      expect(dispatch.counts[counter]).toBe(1);
+      expect((await send(base, event('update', stuckSub(), extra))).status).toBe(429);
       req.destroy(); // A's client hangs up; the engine still holds A
       await new Promise((r) => setTimeout(r, 50));
-      const later = await Promise.all([send(base, event('update', stuckSub())), send(base, event('update', stuckSub()))]);
+      const later = await Promise.all([send(base, event('update', stuckSub(), extra)), send(base, event('update', stuckSub(), extra))]);
       expect(later.map((r) => r.status)).toEqual([429, 429]);
       expect(held.length).toBe(1);
       open(); // A's handling ends: its bytes are released
       await new Promise((r) => setTimeout(r, 50));
-      expect((await send(base, event('update', stuckSub()))).status).toBe(200);
+      expect((await send(base, event('update', stuckSub(), extra))).status).toBe(200);
       expect(held.length).toBe(2);
+      expect(dispatch.counts[counter]).toBe(2);
     } finally {
       open();
       srv.closeAllConnections();
