@@ -177,10 +177,8 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
     load().then(
       (a) => a(req, res),
       (e: unknown) => {
-        loading = undefined;
-        res.statusCode = 500;
-        res.setHeader('Content-Type', 'application/json');
-        res.end(JSON.stringify({ error: `server not ready: ${e instanceof Error ? e.message : String(e)}`, status: 500 }));
+        loading = undefined; // the next request tries again
+        sendJson(res, 500, { error: `server not ready: ${e instanceof Error ? e.message : String(e)}`, status: 500 });
       },
     );
   }

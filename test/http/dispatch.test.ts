@@ -288,6 +288,36 @@ describe('front door exits', () => {
     expect(JSON.parse(res.body)).toMatchObject({ status: 'failed' });
   });
 
+  it('when the app cannot be loaded, a request it needed gets a JSON 500 and the next one loads it again', async () => {
+    const metrics = createMetrics();
+    let attempts = 0;
+    const engine = makeEngine([]);
+    const dispatch = createDispatch({
+      functions: allFunctions,
+      wants: (a, k) => engine.wants(a, k),
+      metrics,
+      bodyLimitBytes: BODY_LIMIT,
+      decodeEvent: decodeEvent as never,
+      app: async () => {
+        if (++attempts === 1) throw new Error('module failed to load');
+        return createApp({ engine, metrics, log, bodyLimitBytes: BODY_LIMIT });
+      },
+    });
+    const { srv, base } = await listen(dispatch);
+    try {
+      const first = await fetch(`${base}/health/liveness`);
+      expect(first.status).toBe(500);
+      expect(first.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(await first.json()).toEqual({ error: 'server not ready: module failed to load', status: 500 });
+      const second = await fetch(`${base}/health/liveness`);
+      expect(second.status).toBe(200);
+      expect(attempts).toBe(2);
+    } finally {
+      srv.closeAllConnections();
+      await new Promise<void>((r) => srv.close(() => r()));
+    }
+  });
+
   it('other routes go to the app', async () => {
     const res = await fetch(`${front.base}/health/liveness`);
     expect(res.status).toBe(200);
