@@ -221,7 +221,7 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
   const maxInFlight = deps.maxInFlightBytes ?? 8 * 1_048_576;
   let inFlight = 0;
 
-  /** What admit() gives a request: `hold` keeps its bytes counted past `close` until `release`. */
+  /** What admit() gives a request: `hold` keeps its bytes counted (again, if `close` released them) until `release`. */
   interface Budget {
     hold(): void;
     release(): void;
@@ -238,7 +238,10 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
   function admit(req: IncomingMessage, res: ServerResponse): Budget | undefined {
     if (req.method !== 'POST') return UNCOUNTED;
     const declared = Number(req.headers['content-length']);
-    const cost = Number.isFinite(declared) && declared >= 0 ? Math.min(Math.max(declared, 1), bodyLimitBytes + 1) : bodyLimitBytes;
+    // A compressed body (the app inflates it, up to the body limit) costs what it may inflate to.
+    const ce = req.headers['content-encoding'];
+    const encoded = ce !== undefined && ce.trim().toLowerCase() !== 'identity';
+    const cost = !encoded && Number.isFinite(declared) && declared >= 0 ? Math.min(Math.max(declared, 1), bodyLimitBytes + 1) : bodyLimitBytes;
     // One request is always admitted (an event up to the body limit must get through eventually).
     if (inFlight > 0 && inFlight + cost > maxInFlight) {
       metrics.events.inc({ type: typeLabel(req.headers['ce-type']), kind: '', outcome: 'rate-limited' });
@@ -261,7 +264,15 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
     res.once('close', () => {
       if (!held) release();
     });
-    return { hold: () => void (held = true), release };
+    // Held after `close` already released the bytes (the client hung up while the app was still
+    // inflating the body): the engine is about to hold the event, so count its bytes again.
+    const hold = (): void => {
+      held = true;
+      if (counted) return;
+      counted = true;
+      inFlight += cost;
+    };
+    return { hold, release };
   }
 
   const dispatch = ((req: IncomingMessage, res: ServerResponse): void => {

@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { pino } from 'pino';
 import { createApp } from '../../shared/http/app.js';
@@ -69,6 +70,35 @@ async function listen(handler: Parameters<typeof createServer>[1]): Promise<{ sr
   srv.listen(0, '127.0.0.1');
   await new Promise<void>((r) => srv.once('listening', r));
   return { srv, base: `http://127.0.0.1:${(srv.address() as AddressInfo).port}` };
+}
+
+/**
+ * Front door + app over an engine that holds every event it is given until `open()`: what the byte
+ * budget lets into the engine at once is `held.length`.
+ */
+async function gatedDoor(maxInFlightBytes: number): Promise<{ srv: Server; base: string; port: number; held: unknown[]; open: () => void; dispatch: Dispatch; stop: () => Promise<void> }> {
+  const held: unknown[] = [];
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  const engine = { handle: async (t: unknown) => (held.push(t), await gate, [{ status: 'noop', reason: 'held' }]), wants: () => true } as unknown as Engine;
+  const metrics = createMetrics();
+  const dispatch = createDispatch({
+    functions: allFunctions,
+    wants: () => true,
+    metrics,
+    bodyLimitBytes: BODY_LIMIT,
+    decodeEvent: decodeEvent as never,
+    maxInFlightBytes,
+    handle: (trigger, res, started) => handleAndAnswer({ engine, metrics, log }, trigger, res, { started }),
+    app: async () => createApp({ engine, metrics, log, bodyLimitBytes: BODY_LIMIT }),
+  });
+  const { srv, base } = await listen(dispatch);
+  const stop = async (): Promise<void> => {
+    open();
+    srv.closeAllConnections();
+    await new Promise<void>((r) => srv.close(() => r()));
+  };
+  return { srv, base, port: (srv.address() as AddressInfo).port, held, open, dispatch, stop };
 }
 
 beforeAll(async () => {
@@ -153,7 +183,7 @@ const catalogPod = (): Obj => ({
 const plainPod = (): Obj => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web-1', namespace: 'shop', uid: 'p2', resourceVersion: '15' }, spec: { nodeName: 'worker-1' } });
 const stuckSub = (): Obj => ({ apiVersion: 'operators.coreos.com/v1alpha1', kind: 'Subscription', metadata: { name: 's', namespace: 'ops', uid: 's1', resourceVersion: '14' }, spec: { name: 'pkg' } });
 
-async function send(base: string, ev: { headers: Record<string, string>; body: string }): Promise<{ status: number; outcome: string | null; retryAfter: string | null; contentType: string | null; body: string }> {
+async function send(base: string, ev: { headers: Record<string, string>; body: string | Buffer }): Promise<{ status: number; outcome: string | null; retryAfter: string | null; contentType: string | null; body: string }> {
   const res = await fetch(`${base}/`, { method: 'POST', headers: ev.headers, body: ev.body });
   return { status: res.status, outcome: res.headers.get('olm-medic-outcome'), retryAfter: res.headers.get('retry-after'), contentType: res.headers.get('content-type'), body: await res.text() };
 }
@@ -237,23 +267,9 @@ describe('front door exits', () => {
     // A report request is a targeted event the front door passes to the app.
     ['the app\'s engine call', { 'olm-medic-report': 'json' }, 'app'],
   ] as const)('a client that hangs up during %s keeps its bytes counted until the engine is done', async (_door, extra, counter) => {
-    const held: unknown[] = [];
-    let open!: () => void;
-    const gate = new Promise<void>((r) => (open = r));
-    const engine = { handle: async (t: unknown) => (held.push(t), await gate, [{ status: 'noop', reason: 'held' }]), wants: () => true } as unknown as Engine;
-    const metrics = createMetrics();
     const size = Buffer.byteLength(event('update', stuckSub()).body);
-    const dispatch = createDispatch({
-      functions: allFunctions,
-      wants: () => true,
-      metrics,
-      bodyLimitBytes: BODY_LIMIT,
-      decodeEvent: decodeEvent as never,
-      maxInFlightBytes: Math.floor(size * 1.5), // one event of this size at a time
-      handle: (trigger, res, started) => handleAndAnswer({ engine, metrics, log }, trigger, res, { started }),
-      app: async () => createApp({ engine, metrics, log, bodyLimitBytes: BODY_LIMIT }),
-    });
-    const { srv, base } = await listen(dispatch);
+    const door = await gatedDoor(Math.floor(size * 1.5)); // one event of this size at a time
+    const { base, held, open, dispatch } = door;
     try {
       const a = event('update', stuckSub(), extra);
       const req = request(`${base}/`, { method: 'POST', headers: { ...a.headers, 'content-length': String(Buffer.byteLength(a.body)) } });
@@ -273,19 +289,56 @@ describe('front door exits', () => {
       expect(held.length).toBe(2);
       expect(dispatch.counts[counter]).toBe(2);
     } finally {
-      open();
-      srv.closeAllConnections();
-      await new Promise<void>((r) => srv.close(() => r()));
+      await door.stop();
     }
   });
 
-  it('a targeted event asking for a report (olm-medic-report: json) goes to the app', async () => {
-    const before = { ...front.dispatch.counts };
-    const ev = event('update', stuckSub(), { 'olm-medic-report': 'json' });
-    const res = await send(front.base, ev);
-    expect(front.dispatch.counts.app).toBe(before.app + 1);
-    expect(front.dispatch.counts.handled).toBe(before.handled);
-    expect(JSON.parse(res.body)).toMatchObject({ status: 'failed' });
+  // Red team (2026-11-24): the budget charged a compressed body its compressed size, and the app
+  // inflates it up to the body limit: 20 events of ~60 KB gzipped to ~1 KB were all held at once.
+  it('a compressed event costs what it may inflate to (the body limit), not its compressed size', async () => {
+    const padded = (): { headers: Record<string, string>; body: Buffer } => {
+      const o = { ...stuckSub(), metadata: { ...stuckSub().metadata, annotations: { pad: 'x'.repeat(BODY_LIMIT - 4096) } } } as Obj;
+      const e = event('update', o);
+      return { headers: { ...e.headers, 'content-encoding': 'gzip' }, body: gzipSync(e.body) };
+    };
+    const door = await gatedDoor(Math.floor(BODY_LIMIT * 1.5)); // one inflated event at a time
+    try {
+      const answers = Array.from({ length: 6 }, () => send(door.base, padded()));
+      for (let i = 0; i < 50 && door.held.length < 1; i++) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 100));
+      expect(door.held.length).toBe(1);
+      door.open();
+      expect((await Promise.all(answers)).map((r) => r.status).sort()).toEqual([200, 429, 429, 429, 429, 429]);
+    } finally {
+      await door.stop();
+    }
+  });
+
+  // Red team (2026-11-24): with a compressed body the app inflates on the thread pool, so a client
+  // that sends its body and hangs up at once closed the response, freeing the bytes, before the
+  // app's handler held them; the engine then held that event uncounted and let another in.
+  it('a client that hangs up before the app holds its inflated event still has its bytes counted', async () => {
+    const ev = (): { headers: Record<string, string>; body: Buffer } => {
+      const e = event('update', stuckSub());
+      return { headers: { ...e.headers, 'content-encoding': 'gzip' }, body: gzipSync(e.body) };
+    };
+    const door = await gatedDoor(Math.floor(BODY_LIMIT * 1.5)); // one event at a time
+    try {
+      const a = ev();
+      const sock = connect(door.port, '127.0.0.1');
+      sock.on('error', () => {});
+      await new Promise((r) => sock.once('connect', r));
+      const head = { ...a.headers, 'content-length': String(a.body.length), host: 'x' };
+      sock.write(`POST / HTTP/1.1\r\n${Object.entries(head).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`);
+      sock.end(a.body); // the body, then FIN at once
+      while (door.held.length < 1) await new Promise((r) => setTimeout(r, 2));
+      const b = send(door.base, ev());
+      await Promise.race([b, new Promise((r) => setTimeout(r, 300))]);
+      expect(door.held.length).toBe(1);
+      expect((await b).status).toBe(429);
+    } finally {
+      await door.stop();
+    }
   });
 
   it('when the app cannot be loaded, a request it needed gets a JSON 500 and the next one loads it again', async () => {
