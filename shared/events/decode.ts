@@ -168,8 +168,11 @@ function checkStatus(type: string, status: unknown): void {
 function decodeSweep(event: CloudEvent<unknown>, meta: EventMeta): SweepTrigger {
   const data = event.data;
   if (data === undefined || data === null || data === '') return { kind: 'sweep', meta };
-  const scope = typeof data === 'string' ? parseJsonOrEmpty(data) : data;
-  if (typeof scope !== 'object' || scope === null || Array.isArray(scope)) {
+  // Structured mode's data_base64 arrives as bytes (the SDK decodes it): the same JSON, never a scope
+  // with no fields (which would widen a scoped sweep to everything).
+  const bytes = base64Text(data);
+  const scope = typeof data === 'string' ? parseJsonOrEmpty(data) : bytes !== undefined ? parseJsonOrEmpty(bytes) : data;
+  if (typeof scope !== 'object' || scope === null || Array.isArray(scope) || ArrayBuffer.isView(scope)) {
     throw new BadRequest(400, `${event.type} data must be a JSON object like {"functions":["job-conflict"],"namespace":"ns"}`);
   }
   const s = scope as { functions?: unknown; namespace?: unknown };
@@ -189,6 +192,17 @@ function decodeSweep(event: CloudEvent<unknown>, meta: EventMeta): SweepTrigger 
   };
 }
 
+/**
+ * The text of data the SDK decoded from `data_base64`: a Uint8Array (the CloudEvent constructor) or
+ * a Uint32Array holding one byte per element (its HTTP structured-mode parser). Anything else:
+ * undefined.
+ */
+function base64Text(data: unknown): string | undefined {
+  if (data instanceof Uint8Array) return Buffer.from(data).toString('utf8');
+  if (data instanceof Uint32Array && data.every((b) => b <= 0xff)) return Buffer.from(Array.from(data)).toString('utf8');
+  return undefined;
+}
+
 function requireJson(event: CloudEvent<unknown>): void {
   const dct = (event.datacontenttype ?? 'application/json').toLowerCase();
   if (!/^application\/([a-z0-9.+-]+\+)?json\b/.test(dct)) {
@@ -199,7 +213,8 @@ function requireJson(event: CloudEvent<unknown>): void {
 function dataObject(event: CloudEvent<unknown>): Record<string, unknown> {
   let data = event.data;
   if (typeof data === 'string') data = parseJsonOrThrow(data, event.type);
-  if (data instanceof Uint8Array) data = parseJsonOrThrow(Buffer.from(data).toString('utf8'), event.type);
+  const bytes = base64Text(data);
+  if (bytes !== undefined) data = parseJsonOrThrow(bytes, event.type);
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     throw new BadRequest(400, `${event.type} must carry a JSON object as data`);
   }

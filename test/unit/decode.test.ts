@@ -201,6 +201,36 @@ describe('decodeRequest: sweeps', () => {
     expect(t.kind).toBe('sweep');
   });
 
+  // Red team (2026-11-24): the scope sent as data_base64 reached decodeSweep as bytes, which it took
+  // for a scope with no fields, so a sweep scoped to one namespace and function swept everything.
+  it('structured PingSource tick whose scope is data_base64 keeps the scope', () => {
+    const scope = '{"namespace":"team-a","functions":["job-conflict"]}';
+    const body = JSON.stringify({ specversion: '1.0', id: 'p1', source: pingSource, type: PING_TYPE, datacontenttype: 'application/json', data_base64: Buffer.from(scope).toString('base64') });
+    const t = decodeRequest({ 'content-type': 'application/cloudevents+json' }, body) as SweepTrigger;
+    expect(t).toMatchObject({ kind: 'sweep', namespace: 'team-a', functions: ['job-conflict'] });
+  });
+
+  it('structured PingSource tick whose data_base64 is not a JSON object is refused (400)', () => {
+    for (const bad of ['not json', '[1,2]', '"team-a"']) {
+      const body = JSON.stringify({ specversion: '1.0', id: 'p1', source: pingSource, type: PING_TYPE, datacontenttype: 'application/json', data_base64: Buffer.from(bad).toString('base64') });
+      expect(badRequest(() => decodeRequest({ 'content-type': 'application/cloudevents+json' }, body)).status).toBe(400);
+    }
+  });
+
+  it('structured apiserver event whose object is data_base64 decodes like its data form', () => {
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns', uid: 'u1' } };
+    const attrs = { specversion: '1.0', id: 'r1', source: 'https://10.96.0.1:443', type: 'dev.knative.apiserver.resource.update', subject: '/apis/v1/namespaces/ns/pods/p', datacontenttype: 'application/json', kind: 'Pod', name: 'p', namespace: 'ns', apiversion: 'v1' };
+    const viaBase64 = decodeRequest({ 'content-type': 'application/cloudevents+json' }, JSON.stringify({ ...attrs, data_base64: Buffer.from(JSON.stringify(pod)).toString('base64') })) as ResourceTrigger;
+    const viaData = decodeRequest({ 'content-type': 'application/cloudevents+json' }, JSON.stringify({ ...attrs, data: pod })) as ResourceTrigger;
+    expect(viaData.kind).toBe('resource');
+    expect(viaBase64).toEqual(viaData);
+  });
+
+  it('a sweep whose decoded data is any other binary view is refused, never an unscoped sweep', () => {
+    const ev = new CloudEvent<unknown>({ type: SWEEP_TYPE, source: 'olm-medic/cli', datacontenttype: 'application/json', data: new Uint16Array([123, 125]) });
+    expect(badRequest(() => decodeEvent(ev)).status).toBe(400);
+  });
+
   it.each(modes)('%s: our own io.olm-medic.sweep type', (mode) => {
     const ev = new CloudEvent<unknown>({ type: SWEEP_TYPE, source: 'olm-medic/cli', datacontenttype: 'application/json', data: { functions: ['catalog-reschedule'] } });
     const t = decodeWire(ev, mode) as SweepTrigger;
