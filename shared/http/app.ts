@@ -72,6 +72,14 @@ export function createApp(deps: AppDeps): express.Express {
       log.warn({ status: err.status, error: err.message, ceId: req.headers['ce-id'] }, 'rejected request');
       return void res.status(err.status).json({ error: err.message, status: err.status });
     }
+    // The client hung up before we got here (e.g. while a compressed body was being inflated): no
+    // one can receive the answer and the sender redelivers, so the engine does not start on it (its
+    // bytes, released when the connection closed, must not be held uncounted).
+    if (res.destroyed || req.socket.destroyed) {
+      metrics.events.inc({ type: typeLabel(req.headers['ce-type']), kind: '', outcome: 'abandoned' });
+      log.info({ ceId: req.headers['ce-id'] }, 'client gone before handling: not handled (the sender redelivers)');
+      return;
+    }
     // The front door's byte budget (when it passed this request on) stays counted until the engine is done.
     const budget = (req as Request & { [ENGINE_HOLD]?: EngineHold })[ENGINE_HOLD];
     budget?.hold();

@@ -221,7 +221,7 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
   const maxInFlight = deps.maxInFlightBytes ?? 8 * 1_048_576;
   let inFlight = 0;
 
-  /** What admit() gives a request: `hold` keeps its bytes counted (again, if `close` released them) until `release`. */
+  /** What admit() gives a request: `hold` keeps its bytes counted past `close` until `release`. */
   interface Budget {
     hold(): void;
     release(): void;
@@ -264,15 +264,9 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
     res.once('close', () => {
       if (!held) release();
     });
-    // Held after `close` already released the bytes (the client hung up while the app was still
-    // inflating the body): the engine is about to hold the event, so count its bytes again.
-    const hold = (): void => {
-      held = true;
-      if (counted) return;
-      counted = true;
-      inFlight += cost;
-    };
-    return { hold, release };
+    // hold() is only ever called while the connection is open (exit 3 at the body's end; the app
+    // after checking that its client is still there), so the bytes are still counted then.
+    return { hold: () => void (held = true), release };
   }
 
   const dispatch = ((req: IncomingMessage, res: ServerResponse): void => {

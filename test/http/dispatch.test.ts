@@ -314,28 +314,38 @@ describe('front door exits', () => {
     }
   });
 
-  // Red team (2026-11-24): with a compressed body the app inflates on the thread pool, so a client
-  // that sends its body and hangs up at once closed the response, freeing the bytes, before the
-  // app's handler held them; the engine then held that event uncounted and let another in.
-  it('a client that hangs up before the app holds its inflated event still has its bytes counted', async () => {
-    const ev = (): { headers: Record<string, string>; body: Buffer } => {
-      const e = event('update', stuckSub());
-      return { headers: { ...e.headers, 'content-encoding': 'gzip' }, body: gzipSync(e.body) };
+  // Red team (2026-11-24, two rounds): the app inflates a compressed body on the thread pool, so a
+  // client that sends it and hangs up at once closes the response, freeing the bytes, before the
+  // app's handler runs; an event admitted in that gap, and then the hung-up one, were held by the
+  // engine together (a hold() that counted the bytes again still let the second one in).
+  it('an event whose client hung up before the app handled it never reaches the engine', async () => {
+    const door = await gatedDoor(Math.floor(BODY_LIMIT * 1.5)); // one full-size event at a time
+    await door.dispatch.warm();
+    const padded = (n: number): Obj => ({ ...stuckSub(), metadata: { ...stuckSub().metadata, annotations: { pad: 'x'.repeat(n) } } }) as Obj;
+    const rawPost = (ev: { headers: Record<string, string>; body: string | Buffer }): Buffer => {
+      const body = Buffer.from(ev.body);
+      const head = { ...ev.headers, 'content-length': String(body.length), host: 'x' };
+      return Buffer.concat([Buffer.from(`POST / HTTP/1.1\r\n${Object.entries(head).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`), body]);
     };
-    const door = await gatedDoor(Math.floor(BODY_LIMIT * 1.5)); // one event at a time
-    try {
-      const a = ev();
+    const openSocket = async () => {
       const sock = connect(door.port, '127.0.0.1');
       sock.on('error', () => {});
       await new Promise((r) => sock.once('connect', r));
-      const head = { ...a.headers, 'content-length': String(a.body.length), host: 'x' };
-      sock.write(`POST / HTTP/1.1\r\n${Object.entries(head).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`);
-      sock.end(a.body); // the body, then FIN at once
-      while (door.held.length < 1) await new Promise((r) => setTimeout(r, 2));
-      const b = send(door.base, ev());
-      await Promise.race([b, new Promise((r) => setTimeout(r, 300))]);
-      expect(door.held.length).toBe(1);
-      expect((await b).status).toBe(429);
+      return sock;
+    };
+    try {
+      const e = event('update', padded(BODY_LIMIT - 4096));
+      const a = rawPost({ headers: { ...e.headers, 'content-encoding': 'gzip' }, body: gzipSync(e.body) });
+      const b = rawPost(event('update', padded(40_000)));
+      const s1 = await openSocket();
+      const s2 = await openSocket();
+      s1.once('close', () => s2.write(b)); // B the moment A's connection is gone
+      s1.end(a); // A's body, then FIN at once
+      for (let i = 0; i < 100 && door.held.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 100));
+      expect(door.held.length).toBe(1); // B only: A's sender gets no answer and redelivers
+      expect(Buffer.byteLength(JSON.stringify(door.held[0]))).toBeLessThan(50_000);
+      s2.destroy();
     } finally {
       await door.stop();
     }
