@@ -75,7 +75,7 @@ export function createApp(deps: AppDeps): express.Express {
     // The client hung up before we got here (e.g. while a compressed body was being inflated): no
     // one can receive the answer and the sender redelivers, so the engine does not start on it (its
     // bytes, released when the connection closed, must not be held uncounted).
-    if (res.destroyed || req.socket.destroyed) {
+    if (res.destroyed || req.socket?.destroyed) {
       metrics.events.inc({ type: typeLabel(req.headers['ce-type']), kind: '', outcome: 'abandoned' });
       log.info({ ceId: req.headers['ce-id'] }, 'client gone before handling: not handled (the sender redelivers)');
       return;
