@@ -167,7 +167,7 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
     return loading;
   }
 
-  function toApp(req: IncomingMessage, res: ServerResponse, budget: Budget): void {
+  function toApp(req: IncomingMessage, res: ServerResponse, budget: EngineHold): void {
     counts.app++;
     // The app holds the bytes while its engine handles the event (respond.ts, ENGINE_HOLD).
     (req as IncomingMessage & { [ENGINE_HOLD]?: EngineHold })[ENGINE_HOLD] = budget;
@@ -221,12 +221,8 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
   const maxInFlight = deps.maxInFlightBytes ?? 8 * 1_048_576;
   let inFlight = 0;
 
-  /** What admit() gives a request: `hold` keeps its bytes counted past `close` until `release`. */
-  interface Budget {
-    hold(): void;
-    release(): void;
-  }
-  const UNCOUNTED: Budget = { hold: () => undefined, release: () => undefined };
+  /** What admit() gives a request (respond.ts's EngineHold): `hold` keeps its bytes counted past `close` until `release`. */
+  const UNCOUNTED: EngineHold = { hold: () => undefined, release: () => undefined };
 
   /**
    * Admits a POST against the in-flight byte budget, or answers 429 without reading its body
@@ -235,7 +231,7 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
    * a client that hangs up mid-handling does not let another event in while the engine still holds
    * this one.
    */
-  function admit(req: IncomingMessage, res: ServerResponse): Budget | undefined {
+  function admit(req: IncomingMessage, res: ServerResponse): EngineHold | undefined {
     if (req.method !== 'POST') return UNCOUNTED;
     const declared = Number(req.headers['content-length']);
     // A compressed body (the app inflates it, up to the body limit) costs what it may inflate to.
