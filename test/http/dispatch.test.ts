@@ -182,6 +182,13 @@ const catalogPod = (): Obj => ({
 });
 const plainPod = (): Obj => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web-1', namespace: 'shop', uid: 'p2', resourceVersion: '15' }, spec: { nodeName: 'worker-1' } });
 const stuckSub = (): Obj => ({ apiVersion: 'operators.coreos.com/v1alpha1', kind: 'Subscription', metadata: { name: 's', namespace: 'ops', uid: 's1', resourceVersion: '14' }, spec: { name: 'pkg' } });
+/** stuckSub() grown by an annotation of n bytes. */
+const paddedSub = (n: number): Obj => ({ ...stuckSub(), metadata: { ...stuckSub().metadata, annotations: { pad: 'x'.repeat(n) } } }) as Obj;
+
+/** The event with its body gzipped (Content-Encoding: gzip). */
+function gzipped(ev: { headers: Record<string, string>; body: string }): { headers: Record<string, string>; body: Buffer } {
+  return { headers: { ...ev.headers, 'content-encoding': 'gzip' }, body: gzipSync(ev.body) };
+}
 
 async function send(base: string, ev: { headers: Record<string, string>; body: string | Buffer }): Promise<{ status: number; outcome: string | null; retryAfter: string | null; contentType: string | null; body: string }> {
   const res = await fetch(`${base}/`, { method: 'POST', headers: ev.headers, body: ev.body });
@@ -296,14 +303,9 @@ describe('front door exits', () => {
   // Red team (2026-11-24): the budget charged a compressed body its compressed size, and the app
   // inflates it up to the body limit: 20 events of ~60 KB gzipped to ~1 KB were all held at once.
   it('a compressed event costs what it may inflate to (the body limit), not its compressed size', async () => {
-    const padded = (): { headers: Record<string, string>; body: Buffer } => {
-      const o = { ...stuckSub(), metadata: { ...stuckSub().metadata, annotations: { pad: 'x'.repeat(BODY_LIMIT - 4096) } } } as Obj;
-      const e = event('update', o);
-      return { headers: { ...e.headers, 'content-encoding': 'gzip' }, body: gzipSync(e.body) };
-    };
     const door = await gatedDoor(Math.floor(BODY_LIMIT * 1.5)); // one inflated event at a time
     try {
-      const answers = Array.from({ length: 6 }, () => send(door.base, padded()));
+      const answers = Array.from({ length: 6 }, () => send(door.base, gzipped(event('update', paddedSub(BODY_LIMIT - 4096)))));
       for (let i = 0; i < 50 && door.held.length < 1; i++) await new Promise((r) => setTimeout(r, 10));
       await new Promise((r) => setTimeout(r, 100));
       expect(door.held.length).toBe(1);
@@ -321,7 +323,6 @@ describe('front door exits', () => {
   it('an event whose client hung up before the app handled it never reaches the engine', async () => {
     const door = await gatedDoor(Math.floor(BODY_LIMIT * 1.5)); // one full-size event at a time
     await door.dispatch.warm();
-    const padded = (n: number): Obj => ({ ...stuckSub(), metadata: { ...stuckSub().metadata, annotations: { pad: 'x'.repeat(n) } } }) as Obj;
     const rawPost = (ev: { headers: Record<string, string>; body: string | Buffer }): Buffer => {
       const body = Buffer.from(ev.body);
       const head = { ...ev.headers, 'content-length': String(body.length), host: 'x' };
@@ -334,9 +335,8 @@ describe('front door exits', () => {
       return sock;
     };
     try {
-      const e = event('update', padded(BODY_LIMIT - 4096));
-      const a = rawPost({ headers: { ...e.headers, 'content-encoding': 'gzip' }, body: gzipSync(e.body) });
-      const b = rawPost(event('update', padded(40_000)));
+      const a = rawPost(gzipped(event('update', paddedSub(BODY_LIMIT - 4096))));
+      const b = rawPost(event('update', paddedSub(40_000)));
       const s1 = await openSocket();
       const s2 = await openSocket();
       s1.once('close', () => s2.write(b)); // B the moment A's connection is gone
