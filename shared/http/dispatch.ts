@@ -241,11 +241,9 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
     // One request is always admitted (an event up to the body limit must get through eventually).
     if (inFlight > 0 && inFlight + cost > maxInFlight) {
       metrics.events.inc({ type: typeLabel(req.headers['ce-type']), kind: '', outcome: 'rate-limited' });
-      res.statusCode = 429;
       res.setHeader('Retry-After', '1');
       res.setHeader('Connection', 'close');
-      res.setHeader('Content-Type', 'application/json');
-      res.end(JSON.stringify({ error: `busy: ${inFlight} bytes of events in flight (limit ${maxInFlight}); retry later`, status: 429 }));
+      sendJson(res, 429, { error: `busy: ${inFlight} bytes of events in flight (limit ${maxInFlight}); retry later`, status: 429 });
       req.resume();
       return undefined;
     }

@@ -284,7 +284,10 @@ describe('front door exits', () => {
       req.end(a.body);
       while (held.length < 1) await new Promise((r) => setTimeout(r, 5));
       expect(dispatch.counts[counter]).toBe(1);
-      expect((await send(base, event('update', stuckSub(), extra))).status).toBe(429);
+      const busy = await send(base, event('update', stuckSub(), extra));
+      // The same JSON answer as every other (sendJson), with the Broker's redelivery hint.
+      expect([busy.status, busy.retryAfter, busy.contentType]).toEqual([429, '1', 'application/json; charset=utf-8']);
+      expect(JSON.parse(busy.body)).toMatchObject({ status: 429, error: expect.stringMatching(/^busy: \d+ bytes of events in flight \(limit \d+\)/) });
       req.destroy(); // A's client hangs up; the engine still holds A
       await new Promise((r) => setTimeout(r, 50));
       const later = await Promise.all([send(base, event('update', stuckSub(), extra)), send(base, event('update', stuckSub(), extra))]);
