@@ -12,11 +12,12 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
-import { APISERVER_TYPE, BadRequest, decodeRequest } from '../events/decode.js';
+import { BadRequest, decodeRequest } from '../events/decode.js';
 import type { Trigger } from '../events/types.js';
 import type { Engine } from '../core/engine.js';
 import { typeLabel, type Metrics } from './metrics.js';
 import { ENGINE_HOLD, handleAndAnswer, type EngineHold } from './respond.js';
+import { answerIgnored, envelope } from './envelope.js';
 
 export interface AppDeps {
   engine: Engine;
@@ -44,20 +45,16 @@ export function createApp(deps: AppDeps): express.Express {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
-  // Fast path: a binary-mode ApiServerSource event whose kind no function handles is answered from
-  // its headers alone — the body is drained unread (no parsing, no allocation of the object).
+  // Header-only answer: a binary-mode apiserver event about a kind no function wants, under the
+  // front door's own envelope rule (envelope.ts), so the app alone answers as front door + app do.
+  // The body is drained unread. Anything the rule does not vouch for is decoded and validated in
+  // full (an envelope the SDK rejects gets its 400 whatever the kind).
   app.post('/', (req: Request, res: Response, next: NextFunction) => {
-    const h = req.headers;
-    const kind = h['ce-kind'];
-    const apiVersion = h['ce-apiversion'];
-    if (
-      typeof kind !== 'string' || typeof apiVersion !== 'string' || h['ce-specversion'] !== '1.0' ||
-      !h['ce-id'] || !h['ce-source'] || !APISERVER_TYPE.test(String(h['ce-type'])) || engine.wants(apiVersion, kind) ||
-      !(Number(h['content-length']) <= deps.bodyLimitBytes) // unknown or too large: the full path answers (413)
-    ) return next();
-    metrics.events.inc({ type: typeLabel(h['ce-type']), kind: 'other', outcome: 'ignored' });
+    const env = envelope(req, deps.bodyLimitBytes);
+    if (!env || engine.wants(env.apiVersion, env.kind)) return next();
+    metrics.events.inc({ type: typeLabel(env.type), kind: 'other', outcome: 'ignored' });
     req.resume();
-    req.once('end', () => void res.status(200).setHeader('olm-medic-outcome', 'ignored=1').end());
+    req.once('end', () => answerIgnored(res));
   });
 
   app.post('/', express.raw({ type: () => true, limit: deps.bodyLimitBytes }), async (req: Request, res: Response) => {

@@ -228,6 +228,17 @@ describe('front door exits', () => {
     expect(front.calls).toEqual([]);
   });
 
+  it('a ConfigMap event whose envelope the SDK rejects (empty subject) is passed on and gets the app\'s 400, not an ignored 200', async () => {
+    const before = { ...front.dispatch.counts };
+    const ev = event('update', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'x' } });
+    ev.headers['ce-subject'] = '';
+    const res = await send(front.base, ev);
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body)).toMatchObject({ status: 400, error: expect.stringMatching(/subject/) });
+    expect(front.dispatch.counts.app).toBe(before.app + 1);
+    expect(front.calls).toEqual([]);
+  });
+
   it.each([
     ['a catalog Pod', catalogPod()],
     ['a Subscription stuck without an InstallPlan', stuckSub()],
