@@ -5,7 +5,7 @@
 import { CloudEvent, HTTP, ValidationError } from 'cloudevents';
 import { isKnownKind, resourceFor } from '../kube/resources.js';
 import type { KubeObject, Ref } from '../kube/types.js';
-import { nameProblem, namespaceProblem } from '../kube/validate.js';
+import { isApiVersion, isKindName, nameProblem, namespaceProblem } from '../kube/validate.js';
 import type { EventMeta, ResourceTrigger, SweepTrigger, Trigger, Verb } from './types.js';
 
 export const APISERVER_TYPE = /^dev\.knative\.apiserver\.(resource|ref)\.(add|update|delete)$/;
@@ -117,8 +117,6 @@ function decodeApiServer(event: CloudEvent<unknown>, meta: EventMeta, mode: Reso
   return { kind: 'resource', verb, mode, ref, meta };
 }
 
-const API_VERSION = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?v[0-9]+((alpha|beta)[0-9]+)?$/;
-const KIND = /^[A-Z][A-Za-z0-9]{0,62}$/;
 
 /**
  * An event is only a hint, but its values choose URLs and selectors: each must be a value the
@@ -126,8 +124,8 @@ const KIND = /^[A-Z][A-Za-z0-9]{0,62}$/;
  * any request. Names of kinds olm-medic handles must be DNS-1123 subdomains.
  */
 function checkRef(type: string, ref: Ref, at: string): void {
-  if (!API_VERSION.test(ref.apiVersion)) throw new BadRequest(400, `${type} ${at}apiVersion ${JSON.stringify(ref.apiVersion.slice(0, 100))} is not a valid API version`);
-  if (!KIND.test(ref.kind)) throw new BadRequest(400, `${type} ${at}kind ${JSON.stringify(ref.kind.slice(0, 100))} is not a valid kind`);
+  if (!isApiVersion(ref.apiVersion)) throw new BadRequest(400, `${type} ${at}apiVersion ${JSON.stringify(ref.apiVersion.slice(0, 100))} is not a valid API version`);
+  if (!isKindName(ref.kind)) throw new BadRequest(400, `${type} ${at}kind ${JSON.stringify(ref.kind.slice(0, 100))} is not a valid kind`);
   const nsProblem = namespaceProblem(ref.namespace);
   if (nsProblem) throw new BadRequest(400, `${type} ${at}namespace ${JSON.stringify(ref.namespace!.slice(0, 100))} ${nsProblem}`);
   if (isKnownKind(ref.apiVersion, ref.kind) && resourceFor(ref.apiVersion, ref.kind).namespaced && !ref.namespace) {

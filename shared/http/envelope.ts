@@ -1,6 +1,7 @@
 /**
  * The envelope check of a binary-mode apiserver CloudEvent from its headers alone: required
- * attributes, spec version, source/time shapes, extension names, content type and length. Shared
+ * attributes, spec version, source/time shapes, extension names, the kind/apiversion/name/namespace
+ * extensions' values (decode.ts holds them to the object in data), content type and length. Shared
  * by the front door (dispatch.ts, exit 1 and its body look) and the app's own header-only answer
  * (app.ts), so both answer an event no function wants from its headers under the same rule and
  * pass everything else to the full decode. Being conservative is the rule: an envelope the SDK
@@ -8,6 +9,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Verb } from '../events/types.js';
+import { isKnownKind, resourceFor } from '../kube/resources.js';
+import { isApiVersion, isKindName, nameProblem, namespaceProblem } from '../kube/validate.js';
 
 /** Same as decode.ts APISERVER_TYPE (a test keeps them equal); kept here so this module loads no SDK. */
 export const APISERVER_TYPE = /^dev\.knative\.apiserver\.(resource|ref)\.(add|update|delete)$/;
@@ -82,6 +85,12 @@ export function envelope(req: IncomingMessage, limit: number): Envelope | undefi
   if (time !== undefined && !safeTime(time)) return undefined;
   if (subject !== undefined && subject === '') return undefined;
   if (!kind || !apiversion) return undefined;
+  // decode.ts requires the kind/name/apiversion/namespace extensions to equal the object in data,
+  // which must itself be valid: values no object could have are the full decode's 400, not ignored.
+  if (!isApiVersion(apiversion) || !isKindName(kind)) return undefined;
+  const known = isKnownKind(apiversion, kind);
+  if (attrs.namespace !== undefined && (namespaceProblem(attrs.namespace) || (attrs.namespace === '' && known && resourceFor(apiversion, kind).namespaced))) return undefined;
+  if (attrs.name !== undefined && nameProblem(attrs.name, known)) return undefined;
   return { type, mode: m[1] as 'resource' | 'ref', verb: m[2] as Verb, kind, apiVersion: apiversion, attrs, contentType };
 }
 

@@ -11,6 +11,12 @@ const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 
+/** An apiVersion ("v1", "batch/v1", "operators.coreos.com/v1alpha1") and a kind ("Pod") as Kubernetes spells them. */
+const API_VERSION = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?v[0-9]+((alpha|beta)[0-9]+)?$/;
+const KIND = /^[A-Z][A-Za-z0-9]{0,62}$/;
+export const isApiVersion = (s: string): boolean => API_VERSION.test(s);
+export const isKindName = (s: string): boolean => KIND.test(s);
+
 export const isDnsLabel = (s: unknown): s is string => typeof s === 'string' && s.length <= 63 && DNS1123_LABEL.test(s);
 export const isDnsSubdomain = (s: unknown): s is string => typeof s === 'string' && s.length <= 253 && DNS1123_SUBDOMAIN.test(s);
 export const isLabelValue = (s: unknown): s is string => typeof s === 'string' && s.length <= 63 && LABEL_VALUE.test(s);

@@ -228,13 +228,23 @@ describe('front door exits', () => {
     expect(front.calls).toEqual([]);
   });
 
-  it('a ConfigMap event whose envelope the SDK rejects (empty subject) is passed on and gets the app\'s 400, not an ignored 200', async () => {
+  // Red team (2026-11-24): an envelope the full decode rejects whatever the body, about a kind no
+  // function declares, was answered 200 ignored from its headers (by both doors).
+  it.each<[string, Record<string, string>, RegExp]>([
+    ['an empty subject', { 'ce-subject': '' }, /subject/],
+    ['an apiversion extension no object has', { 'ce-apiversion': '../v1' }, /extension apiversion="\.\.\/v1" does not match/],
+    ['a kind extension in the wrong case', { 'ce-kind': 'configmap' }, /extension kind="configmap" does not match/],
+    ['a namespace extension that is not a namespace', { 'ce-namespace': 'NS!' }, /extension namespace="NS!" does not match/],
+    ['a name extension that is no object name', { 'ce-name': '..' }, /extension name="\.\." does not match/],
+    ['an empty namespace extension, and ConfigMaps are namespaced', { 'ce-namespace': '' }, /extension namespace="" does not match/],
+  ])('a ConfigMap event with %s is passed on and gets the app\'s 400, not an ignored 200', async (_what, extra, named) => {
     const before = { ...front.dispatch.counts };
     const ev = event('update', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'x' } });
-    ev.headers['ce-subject'] = '';
+    Object.assign(ev.headers, extra);
     const res = await send(front.base, ev);
     expect(res.status).toBe(400);
-    expect(JSON.parse(res.body)).toMatchObject({ status: 400, error: expect.stringMatching(/subject/) });
+    expect(JSON.parse(res.body)).toMatchObject({ status: 400, error: expect.stringMatching(named) });
+    expect(res).toEqual(await send(plain.base, ev));
     expect(front.dispatch.counts.app).toBe(before.app + 1);
     expect(front.calls).toEqual([]);
   });
