@@ -117,7 +117,6 @@ function decodeApiServer(event: CloudEvent<unknown>, meta: EventMeta, mode: Reso
   return { kind: 'resource', verb, mode, ref, meta };
 }
 
-
 /**
  * An event is only a hint, but its values choose URLs and selectors: each must be a value the
  * apiserver itself could have produced, or the event is rejected (400 naming the field) before
