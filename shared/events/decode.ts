@@ -3,9 +3,9 @@
  * Every rejection is a BadRequest naming what is wrong, mapped to a 4xx at the edge.
  */
 import { CloudEvent, HTTP, ValidationError } from 'cloudevents';
-import { isKnownKind, resourceFor } from '../kube/resources.js';
+import { refProblem } from '../kube/resources.js';
 import type { KubeObject, Ref } from '../kube/types.js';
-import { isApiVersion, isKindName, nameProblem, namespaceProblem } from '../kube/validate.js';
+import { namespaceProblem } from '../kube/validate.js';
 import type { EventMeta, ResourceTrigger, SweepTrigger, Trigger, Verb } from './types.js';
 
 export const APISERVER_TYPE = /^dev\.knative\.apiserver\.(resource|ref)\.(add|update|delete)$/;
@@ -123,15 +123,10 @@ function decodeApiServer(event: CloudEvent<unknown>, meta: EventMeta, mode: Reso
  * any request. Names of kinds olm-medic handles must be DNS-1123 subdomains.
  */
 function checkRef(type: string, ref: Ref, at: string): void {
-  if (!isApiVersion(ref.apiVersion)) throw new BadRequest(400, `${type} ${at}apiVersion ${JSON.stringify(ref.apiVersion.slice(0, 100))} is not a valid API version`);
-  if (!isKindName(ref.kind)) throw new BadRequest(400, `${type} ${at}kind ${JSON.stringify(ref.kind.slice(0, 100))} is not a valid kind`);
-  const nsProblem = namespaceProblem(ref.namespace);
-  if (nsProblem) throw new BadRequest(400, `${type} ${at}namespace ${JSON.stringify(ref.namespace!.slice(0, 100))} ${nsProblem}`);
-  if (isKnownKind(ref.apiVersion, ref.kind) && resourceFor(ref.apiVersion, ref.kind).namespaced && !ref.namespace) {
-    throw new BadRequest(400, `${type} ${at}namespace is missing: ${ref.kind} is a namespaced kind`);
-  }
-  const nProblem = nameProblem(ref.name, isKnownKind(ref.apiVersion, ref.kind));
-  if (nProblem) throw new BadRequest(400, `${type} ${at}name ${JSON.stringify(ref.name.slice(0, 300))} ${nProblem}`);
+  const p = refProblem(ref);
+  if (!p) return;
+  const value = p.value === undefined ? '' : ` ${JSON.stringify(p.value.slice(0, p.field === 'name' ? 300 : 100))}`;
+  throw new BadRequest(400, `${type} ${at}${p.field}${value} ${p.problem}`);
 }
 
 const isStringMap = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');

@@ -29,8 +29,6 @@ import { kindLabel, typeLabel, type Metrics } from './metrics.js';
 import { ENGINE_HOLD, sendJson, type EngineHold } from './respond.js';
 import { answerIgnored, envelope, type Envelope } from './envelope.js';
 
-export { APISERVER_TYPE } from './envelope.js';
-
 /** decode.ts's data decoding, applied to an envelope the front door has already checked. */
 export type DecodeEvent = (event: Record<string, unknown>) => { kind: string };
 

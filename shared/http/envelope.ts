@@ -9,8 +9,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Verb } from '../events/types.js';
-import { isKnownKind, resourceFor } from '../kube/resources.js';
-import { isApiVersion, isKindName, nameProblem, namespaceProblem } from '../kube/validate.js';
+import { refProblem } from '../kube/resources.js';
 
 /** Same as decode.ts APISERVER_TYPE (a test keeps them equal); kept here so this module loads no SDK. */
 export const APISERVER_TYPE = /^dev\.knative\.apiserver\.(resource|ref)\.(add|update|delete)$/;
@@ -50,8 +49,8 @@ export interface Envelope {
 }
 
 /**
- * A binary-mode apiserver event whose envelope the SDK certainly accepts, or undefined (not sure:
- * the app decides). Required attributes, spec version, source/time shapes, extension names.
+ * A binary-mode apiserver event whose envelope the SDK and the full decode certainly accept, or
+ * undefined (not sure: the app decides). The checks are the module comment's list.
  */
 export function envelope(req: IncomingMessage, limit: number): Envelope | undefined {
   if (req.method !== 'POST' || req.url !== '/') return undefined;
@@ -86,11 +85,9 @@ export function envelope(req: IncomingMessage, limit: number): Envelope | undefi
   if (subject !== undefined && subject === '') return undefined;
   if (!kind || !apiversion) return undefined;
   // decode.ts requires the kind/name/apiversion/namespace extensions to equal the object in data,
-  // which must itself be valid: values no object could have are the full decode's 400, not ignored.
-  if (!isApiVersion(apiversion) || !isKindName(kind)) return undefined;
-  const known = isKnownKind(apiversion, kind);
-  if (attrs.namespace !== undefined && (namespaceProblem(attrs.namespace) || (attrs.namespace === '' && known && resourceFor(apiversion, kind).namespaced))) return undefined;
-  if (attrs.name !== undefined && nameProblem(attrs.name, known)) return undefined;
+  // which must itself pass refProblem: values no object could have are the full decode's 400, not
+  // ignored. Extensions left out are unknown here (partial), and decided by the full decode.
+  if (refProblem({ apiVersion: apiversion, kind, namespace: attrs.namespace, name: attrs.name }, true)) return undefined;
   return { type, mode: m[1] as 'resource' | 'ref', verb: m[2] as Verb, kind, apiVersion: apiversion, attrs, contentType };
 }
 

@@ -2,7 +2,7 @@
  * The static resource table: every kind olm-medic reads or writes, with its REST path parts.
  * Static on purpose — no discovery requests, so an event costs only the reads its decision needs.
  */
-import { InvalidValue, nameProblem, namespaceProblem } from './validate.js';
+import { InvalidValue, isApiVersion, isKindName, nameProblem, namespaceProblem } from './validate.js';
 
 export interface ResourceInfo {
   group: string;
@@ -57,6 +57,37 @@ export function resourceFor(apiVersion: string, kind: string): ResourceInfo {
 
 export function isKnownKind(apiVersion: string, kind: string): boolean {
   return table[`${apiVersion}/${kind}`] !== undefined;
+}
+
+export interface RefProblem {
+  field: 'apiVersion' | 'kind' | 'namespace' | 'name';
+  /** The offending value; absent for a missing namespace. */
+  value?: string;
+  /** Follows the field and value in a message: "is not a valid kind". */
+  problem: string;
+}
+
+/**
+ * The first value of an object reference that no object the apiserver serves could have, or
+ * undefined. An event's values choose URLs and selectors, so the event decoder (decode.ts) and the
+ * front door's envelope rule (envelope.ts) both hold them to this one rule: API version and kind
+ * shapes, the namespace a DNS-1123 label and present for a known namespaced kind, and the name a
+ * DNS-1123 subdomain for a kind olm-medic handles (a path segment otherwise). With `partial` (the
+ * envelope's extensions may leave them out), an absent namespace or name is unknown and not
+ * checked; an empty one is still wrong.
+ */
+export function refProblem(ref: { apiVersion: string; kind: string; namespace?: string; name?: string }, partial = false): RefProblem | undefined {
+  if (!isApiVersion(ref.apiVersion)) return { field: 'apiVersion', value: ref.apiVersion, problem: 'is not a valid API version' };
+  if (!isKindName(ref.kind)) return { field: 'kind', value: ref.kind, problem: 'is not a valid kind' };
+  const nsProblem = namespaceProblem(ref.namespace);
+  if (nsProblem) return { field: 'namespace', value: ref.namespace, problem: nsProblem };
+  const info = table[`${ref.apiVersion}/${ref.kind}`];
+  if (info?.namespaced && !ref.namespace && !(partial && ref.namespace === undefined)) {
+    return { field: 'namespace', problem: `is missing: ${ref.kind} is a namespaced kind` };
+  }
+  if (partial && ref.name === undefined) return undefined;
+  const nProblem = nameProblem(ref.name, info !== undefined);
+  return nProblem ? { field: 'name', value: ref.name, problem: nProblem } : undefined;
 }
 
 /** RBAC objects may be named with any path segment (e.g. "system:aggregate-to-admin"); the rest are DNS subdomains. */

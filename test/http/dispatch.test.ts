@@ -12,7 +12,8 @@ import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { pino } from 'pino';
 import { createApp } from '../../shared/http/app.js';
-import { APISERVER_TYPE as DISPATCH_TYPE, createDispatch, type Dispatch } from '../../shared/http/dispatch.js';
+import { createDispatch, type Dispatch } from '../../shared/http/dispatch.js';
+import { APISERVER_TYPE as ENVELOPE_TYPE } from '../../shared/http/envelope.js';
 import { createMetrics } from '../../shared/http/metrics.js';
 import { handleAndAnswer } from '../../shared/http/respond.js';
 import { createEngine, type Engine } from '../../shared/core/engine.js';
@@ -197,7 +198,7 @@ async function send(base: string, ev: { headers: Record<string, string>; body: s
 
 describe('front door exits', () => {
   it('keeps the apiserver event type pattern of decode.ts', () => {
-    expect(DISPATCH_TYPE.source).toBe(APISERVER_TYPE.source);
+    expect(ENVELOPE_TYPE.source).toBe(APISERVER_TYPE.source);
   });
 
   it.each([

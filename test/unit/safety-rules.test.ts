@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { equalitySelector, hasLabels, isDnsLabel, isDnsSubdomain, isLabelKey, isLabelValue, nameProblem } from '../../shared/kube/validate.js';
-import { resourceFor, resourcePath } from '../../shared/kube/resources.js';
+import { refProblem, resourceFor, resourcePath } from '../../shared/kube/resources.js';
 import { componentLabelKey, isUnpackJobName, namespaceFitsKey, unpackHash } from '../../shared/olm/olm.js';
 
 describe('validation of values that reach a URL or a selector', () => {
@@ -45,6 +45,27 @@ describe('validation of values that reach a URL or a selector', () => {
     // RBAC names may use any path segment (system:aggregate-to-admin)
     expect(resourcePath(resourceFor('rbac.authorization.k8s.io/v1', 'ClusterRole'), undefined, 'system:x')).toMatch(/system%3Ax$/);
     expect(nameProblem('a/b', false)).toBeDefined();
+  });
+
+  it('refProblem: one rule for an event\'s reference, whole (decode) or partial (envelope extensions)', () => {
+    const sub = { apiVersion: 'operators.coreos.com/v1alpha1', kind: 'Subscription' };
+    expect(refProblem({ ...sub, namespace: 'ns', name: 'a.b' })).toBeUndefined();
+    expect(refProblem({ apiVersion: '../v1', kind: 'Job', name: 'x' })).toMatchObject({ field: 'apiVersion', value: '../v1' });
+    expect(refProblem({ apiVersion: 'v1', kind: 'configmap', name: 'x' })).toMatchObject({ field: 'kind' });
+    expect(refProblem({ ...sub, namespace: 'NS!', name: 'x' })).toMatchObject({ field: 'namespace', value: 'NS!' });
+    // A known namespaced kind needs its namespace; only a partial reference may leave it out.
+    expect(refProblem({ ...sub, name: 'x' })).toEqual({ field: 'namespace', problem: 'is missing: Subscription is a namespaced kind' });
+    expect(refProblem({ ...sub, name: 'x' }, true)).toBeUndefined();
+    expect(refProblem({ ...sub, namespace: '', name: 'x' }, true)).toMatchObject({ field: 'namespace' });
+    // Names: strict for kinds olm-medic handles, path segments for the rest; absent only when partial.
+    expect(refProblem({ ...sub, namespace: 'ns', name: 'A_b' })).toMatchObject({ field: 'name', value: 'A_b' });
+    expect(refProblem({ apiVersion: 'example.com/v1', kind: 'Widget', namespace: 'ns', name: 'A_b' })).toBeUndefined();
+    expect(refProblem({ apiVersion: 'example.com/v1', kind: 'Widget', name: '..' })).toMatchObject({ field: 'name' });
+    expect(refProblem({ ...sub, namespace: 'ns' }, true)).toBeUndefined();
+    expect(refProblem({ ...sub, namespace: 'ns', name: '' }, true)).toMatchObject({ field: 'name' });
+    expect(refProblem({ ...sub, namespace: 'ns' })).toMatchObject({ field: 'name' });
+    // Cluster-scoped kinds need no namespace.
+    expect(refProblem({ apiVersion: 'v1', kind: 'Node', name: 'n1' })).toBeUndefined();
   });
 });
 
