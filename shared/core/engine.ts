@@ -11,7 +11,7 @@ import { InvalidValue } from '../kube/validate.js';
 import { refString, type Reader, type Ref } from '../kube/types.js';
 import type { Execute } from './executor.js';
 import type { ActionResult, Outcome } from './outcome.js';
-import { withoutHint, type AnyFunction, type FunctionOptions, type PlanContext, type PlanPolicy, type TargetRef } from './types.js';
+import { claimDigest, targetsOf, withoutHint, type AnyFunction, type FunctionOptions, type PlanContext, type PlanPolicy, type TargetRef } from './types.js';
 import { RecentDigests, Requeuer, KeyedMutex, forEachLimited } from './scheduling.js';
 
 export interface EngineDeps {
@@ -69,7 +69,7 @@ export function createEngine(deps: EngineDeps): Engine {
       const held = (outcome.actions ?? []).flatMap((a) => (a.held ? [a.held] : []));
       for (const h of held) {
         const t = { kind: 'resource' as const, verb: 'update' as const, mode: 'reference' as const, ref: h, meta: { id: 'held', source: 'olm-medic', type: 'io.olm-medic.held' } };
-        for (const f of functions) for (const r of f.targets(t)) await reconcile(f, r, false);
+        for (const f of functions) for (const r of targetsOf(f, t)) await reconcile(f, r, false);
       }
     }
     return outcome;
@@ -187,11 +187,12 @@ export function createEngine(deps: EngineDeps): Engine {
   function dedupKeyOf(t: ResourceTrigger, only?: readonly string[]): Buffer | undefined {
     const rv = t.object?.metadata.resourceVersion;
     if (!rv) return undefined;
-    // A fixed-size key: uid and resourceVersion come from the event body, unbounded (a digest keeps
-    // the filter's memory fixed, whatever the events say).
+    // A fixed-size key (a digest keeps the filter's memory fixed, whatever the events say) of the
+    // whole object, not just the uid and resourceVersion it states: a sender could claim a
+    // resourceVersion the object has not reached yet, and its real event must not then be a duplicate.
     // A part of an event (some functions) is a duplicate only of the same part.
     const part = only ? `|${[...only].sort().join(',')}` : '';
-    return createHash('sha256').update(`${t.verb}|${refString(t.ref)}|${String(t.object?.metadata.uid)}|${String(rv)}${part}`).digest();
+    return createHash('sha256').update(`${t.verb}|${refString(t.ref)}|${claimDigest(t.object!)}${part}`).digest();
   }
 
   async function handleResource(t: ResourceTrigger, only?: readonly string[]): Promise<Outcome[]> {
@@ -200,7 +201,7 @@ export function createEngine(deps: EngineDeps): Engine {
     if (dedupKey && seen.has(dedupKey)) return [{ status: 'ignored', reason: 'duplicate of an event already handled' }];
     const work: Promise<Outcome>[] = [];
     for (const fn of only ? functions.filter((f) => only.includes(f.name)) : functions) {
-      for (const ref of fn.targets(t)) work.push(reconcile(fn, ref));
+      for (const ref of targetsOf(fn, t)) work.push(reconcile(fn, ref));
     }
     if (work.length === 0) return [{ status: 'ignored', reason: `no function handles ${t.ref.kind} ${t.verb}` }];
     const outcomes = await Promise.all(work);

@@ -6,8 +6,9 @@
  *   plan(observed, ctx)         pure decision: (observed, policy, now) -> Plan
  * Every write a plan asks for is performed by the executor (executor.ts), nowhere else.
  */
-import type { ResourceTrigger } from '../events/types.js';
+import { BadRequest, type ResourceTrigger } from '../events/types.js';
 import { createHash } from 'node:crypto';
+import { formatRefProblem, refProblem } from '../kube/resources.js';
 import { refString, type KubeObject, type ObjectMeta, type Reader, type Ref } from '../kube/types.js';
 
 /** The object an action writes, with the preconditions the write carries. */
@@ -119,7 +120,39 @@ export interface TargetRef extends Ref {
 
 /** The coalescing key of a target: its object, and a digest of its hint's whole claim if any. */
 export function targetKey(r: TargetRef): string {
-  return r.hint ? `${refString(r)}#${createHash('sha256').update(JSON.stringify(r.hint.object)).digest('base64')}` : refString(r);
+  return r.hint ? `${refString(r)}#${claimDigest(r.hint.object)}` : refString(r);
+}
+
+const claimDigests = new WeakMap<KubeObject, string>();
+
+/**
+ * A digest of everything an event's object claims (sha256 of its JSON, base64). Two events are
+ * the same claim only if their objects are equal in every field, not merely in the uid and
+ * resourceVersion they state (which any sender can write). Computed once per object: the
+ * duplicate filter and the coalescing key of its hint share it.
+ */
+export function claimDigest(obj: KubeObject): string {
+  let d = claimDigests.get(obj);
+  if (d === undefined) {
+    d = createHash('sha256').update(JSON.stringify(obj)).digest('base64');
+    claimDigests.set(obj, d);
+  }
+  return d;
+}
+
+/**
+ * A function's targets of an event (its zero-I/O targets()), each held to refProblem. A target may
+ * come from the event's data (a catalog Pod's spec.nodeName names its Node), and a value no object
+ * could have is the event's fault: a 400 naming it (BadRequest), never a key, a URL or a run that
+ * other events join.
+ */
+export function targetsOf(fn: RemediationFunction<unknown>, t: ResourceTrigger): TargetRef[] {
+  const refs = fn.targets(t);
+  for (const r of refs) {
+    const p = refProblem(r);
+    if (p) throw new BadRequest(400, `${t.meta.type} data gives ${fn.name} a target ${formatRefProblem(p, `${String(r.kind)} `)}`);
+  }
+  return refs;
 }
 
 /** The same target without the event's claim (what a later re-check must look at). */

@@ -3,25 +3,15 @@
  * Every rejection is a BadRequest naming what is wrong, mapped to a 4xx at the edge.
  */
 import { CloudEvent, HTTP, ValidationError } from 'cloudevents';
-import { refProblem } from '../kube/resources.js';
+import { formatRefProblem, refProblem } from '../kube/resources.js';
 import type { KubeObject, Ref } from '../kube/types.js';
 import { namespaceProblem } from '../kube/validate.js';
-import type { EventMeta, ResourceTrigger, SweepTrigger, Trigger, Verb } from './types.js';
+import { BadRequest, type EventMeta, type ResourceTrigger, type SweepTrigger, type Trigger, type Verb } from './types.js';
 
 export const APISERVER_TYPE = /^dev\.knative\.apiserver\.(resource|ref)\.(add|update|delete)$/;
 export const PING_TYPE = 'dev.knative.sources.ping';
 /** Our own sweep type, for the CLI and tests. */
 export const SWEEP_TYPE = 'io.olm-medic.sweep';
-
-export class BadRequest extends Error {
-  constructor(
-    readonly status: 400 | 413 | 415,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'BadRequest';
-  }
-}
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -120,13 +110,11 @@ function decodeApiServer(event: CloudEvent<unknown>, meta: EventMeta, mode: Reso
 /**
  * An event is only a hint, but its values choose URLs and selectors: each must be a value the
  * apiserver itself could have produced, or the event is rejected (400 naming the field) before
- * any request. Names of kinds olm-medic handles must be DNS-1123 subdomains.
+ * any request (resources.ts refProblem has the rule).
  */
 function checkRef(type: string, ref: Ref, at: string): void {
   const p = refProblem(ref);
-  if (!p) return;
-  const value = p.value === undefined ? '' : ` ${JSON.stringify(p.value.slice(0, p.field === 'name' ? 300 : 100))}`;
-  throw new BadRequest(400, `${type} ${at}${p.field}${value} ${p.problem}`);
+  if (p) throw new BadRequest(400, `${type} ${formatRefProblem(p, at)}`);
 }
 
 const isStringMap = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');

@@ -3,7 +3,7 @@
  * as captured by `olm-medic replay` fixtures). Blank lines and lines starting with # are skipped.
  */
 import { CloudEvent } from 'cloudevents';
-import { BadRequest } from './decode.js';
+import { BadRequest } from './types.js';
 
 export function parseJsonl(text: string, file = 'stream'): CloudEvent<unknown>[] {
   const out: CloudEvent<unknown>[] = [];

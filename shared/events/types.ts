@@ -1,5 +1,16 @@
 import type { KubeObject, Ref } from '../kube/types.js';
 
+/** Input no apiserver event could be: a 4xx naming what is wrong (decode.ts, and targets the functions derive from an event's data). */
+export class BadRequest extends Error {
+  constructor(
+    readonly status: 400 | 413 | 415,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'BadRequest';
+  }
+}
+
 export type Verb = 'add' | 'update' | 'delete';
 
 /** Where an event came from, for logs, metrics and dedup. */

@@ -16,7 +16,7 @@
  */
 import type { Engine } from '../core/engine.js';
 import type { Outcome } from '../core/outcome.js';
-import { targetKey, type AnyFunction } from '../core/types.js';
+import { targetKey, targetsOf, type AnyFunction } from '../core/types.js';
 import type { Trigger } from '../events/types.js';
 
 export interface AdmissionOptions {
@@ -82,14 +82,15 @@ export function withAdmission(engine: Engine, o: AdmissionOptions): AdmittedEngi
     if (t.kind !== 'resource' || !engine.wants(t.ref.apiVersion, t.ref.kind)) return undefined;
     const parts: { fn: string; key: string }[] = [];
     for (const f of o.functions) {
-      let refs;
+      let key;
       try {
-        refs = f.targets(t);
+        const refs = targetsOf(f, t);
+        if (refs.length === 0) continue;
+        key = refs.map((r) => `${f.name}|${targetKey(r)}`).sort().join('\n');
       } catch {
-        return undefined; // the engine reports it
+        return undefined; // the engine reports it (a target no object could have is the event's 400)
       }
-      if (refs.length === 0) continue;
-      parts.push({ fn: f.name, key: refs.map((r) => `${f.name}|${targetKey(r)}`).sort().join('\n') });
+      parts.push({ fn: f.name, key });
     }
     return parts.length ? parts : undefined;
   }

@@ -12,8 +12,8 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
-import { BadRequest, decodeRequest } from '../events/decode.js';
-import type { Trigger } from '../events/types.js';
+import { decodeRequest } from '../events/decode.js';
+import { BadRequest, type Trigger } from '../events/types.js';
 import type { Engine } from '../core/engine.js';
 import { typeLabel, type Metrics } from './metrics.js';
 import { ENGINE_HOLD, handleAndAnswer, type EngineHold } from './respond.js';

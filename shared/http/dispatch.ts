@@ -22,7 +22,7 @@
  * SDK might reject (odd source, time, extension names, ...) is never answered here.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import type { AnyFunction } from '../core/types.js';
+import { targetsOf, type AnyFunction } from '../core/types.js';
 import type { ResourceTrigger } from '../events/types.js';
 import type { KubeObject } from '../kube/types.js';
 import { kindLabel, typeLabel, type Metrics } from './metrics.js';
@@ -127,7 +127,7 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
     }
     if (trigger.kind !== 'resource' || !trigger.object) return undefined;
     try {
-      for (const fn of functions) if (fn.targets(trigger).length > 0) return { targeted: trigger };
+      for (const fn of functions) if (targetsOf(fn, trigger).length > 0) return { targeted: trigger };
     } catch {
       return undefined;
     }

@@ -14,7 +14,7 @@ import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Engine } from '../core/engine.js';
 import { countByStatus, worst, type Outcome, type OutcomeStatus } from '../core/outcome.js';
-import type { Trigger } from '../events/types.js';
+import { BadRequest, type Trigger } from '../events/types.js';
 import { kindLabel, typeLabel, type Metrics } from './metrics.js';
 
 /**
@@ -73,6 +73,13 @@ export async function handleAndAnswer(deps: RespondDeps, trigger: Trigger, res: 
   try {
     outcomes = await engine.handle(trigger);
   } catch (e) {
+    // Data no apiserver object could have, found past the decoder (a target derived from it): the
+    // event's 4xx, as the decoder would answer it.
+    if (e instanceof BadRequest) {
+      metrics.events.inc({ type: typeLabel(trigger.meta.type), kind: '', outcome: `rejected-${e.status}` });
+      log.warn({ status: e.status, error: e.message, ceId: trigger.meta.id }, 'rejected request');
+      return sendJson(res, e.status, { error: e.message, status: e.status });
+    }
     log.child({ eventId: trigger.meta.id, type: trigger.meta.type, subject: trigger.meta.subject }).error({ err: e }, 'unexpected failure handling event');
     outcomes = [{ status: 'failed', reason: e instanceof Error ? e.message : String(e) }];
   }

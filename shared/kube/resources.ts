@@ -59,39 +59,50 @@ export function isKnownKind(apiVersion: string, kind: string): boolean {
   return table[`${apiVersion}/${kind}`] !== undefined;
 }
 
+/** RBAC objects may be named with any path segment (e.g. "system:aggregate-to-admin"); the rest are DNS subdomains. */
+const PATH_SEGMENT_NAMED = new Set(['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings']);
+
 export interface RefProblem {
   field: 'apiVersion' | 'kind' | 'namespace' | 'name';
   /** The offending value; absent for a missing namespace. */
-  value?: string;
+  value?: unknown;
   /** Follows the field and value in a message: "is not a valid kind". */
   problem: string;
 }
 
 /**
  * The first value of an object reference that no object the apiserver serves could have, or
- * undefined. An event's values choose URLs and selectors, so the event decoder (decode.ts) and the
- * front door's envelope rule (envelope.ts) both hold them to this one rule: API version and kind
- * shapes, the namespace a DNS-1123 label and present for a known namespaced kind, and the name a
- * DNS-1123 subdomain for a kind olm-medic handles (a path segment otherwise). With `partial` (the
+ * undefined. An event's values choose keys, URLs and selectors, so the event decoder (decode.ts),
+ * the front door's envelope rule (envelope.ts) and the targets functions derive from an event's
+ * data (core/types.ts targetsOf) are all held to this one rule: API version and kind shapes; a
+ * namespace that is a DNS-1123 label, present for a known namespaced kind and absent for a known
+ * cluster-scoped one (the apiserver clears it there); a name as resourcePath takes it (a DNS-1123
+ * subdomain for a kind olm-medic handles, any path segment for RBAC kinds and kinds it does not
+ * handle). Values need not be strings at run time (they come from JSON). With `partial` (the
  * envelope's extensions may leave them out), an absent namespace or name is unknown and not
  * checked; an empty one is still wrong.
  */
 export function refProblem(ref: { apiVersion: string; kind: string; namespace?: string; name?: string }, partial = false): RefProblem | undefined {
-  if (!isApiVersion(ref.apiVersion)) return { field: 'apiVersion', value: ref.apiVersion, problem: 'is not a valid API version' };
-  if (!isKindName(ref.kind)) return { field: 'kind', value: ref.kind, problem: 'is not a valid kind' };
+  if (typeof ref.apiVersion !== 'string' || !isApiVersion(ref.apiVersion)) return { field: 'apiVersion', value: ref.apiVersion, problem: 'is not a valid API version' };
+  if (typeof ref.kind !== 'string' || !isKindName(ref.kind)) return { field: 'kind', value: ref.kind, problem: 'is not a valid kind' };
   const nsProblem = namespaceProblem(ref.namespace);
   if (nsProblem) return { field: 'namespace', value: ref.namespace, problem: nsProblem };
   const info = table[`${ref.apiVersion}/${ref.kind}`];
   if (info?.namespaced && !ref.namespace && !(partial && ref.namespace === undefined)) {
     return { field: 'namespace', problem: `is missing: ${ref.kind} is a namespaced kind` };
   }
+  if (info && !info.namespaced && ref.namespace) return { field: 'namespace', value: ref.namespace, problem: `must be empty: ${ref.kind} is cluster-scoped` };
   if (partial && ref.name === undefined) return undefined;
-  const nProblem = nameProblem(ref.name, info !== undefined);
+  const nProblem = nameProblem(ref.name, info !== undefined && !PATH_SEGMENT_NAMED.has(info.plural));
   return nProblem ? { field: 'name', value: ref.name, problem: nProblem } : undefined;
 }
 
-/** RBAC objects may be named with any path segment (e.g. "system:aggregate-to-admin"); the rest are DNS subdomains. */
-const PATH_SEGMENT_NAMED = new Set(['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings']);
+/** "<at><field> <value> <problem>", the value quoted (a string, cut to 300 characters for names, 100 else) or named by its type. */
+export function formatRefProblem(p: RefProblem, at = ''): string {
+  const v = p.value;
+  const shown = v === undefined ? '' : typeof v === 'string' ? ` ${JSON.stringify(v.slice(0, p.field === 'name' ? 300 : 100))}` : ` (${v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`})`;
+  return `${at}${p.field}${shown} ${p.problem}`;
+}
 
 /** The REST path of a collection or of one object. Names and namespaces are validated first. */
 export function resourcePath(info: ResourceInfo, namespace?: string, name?: string): string {

@@ -1,7 +1,8 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import { CloudEvent, HTTP } from 'cloudevents';
-import { BadRequest, PING_TYPE, SWEEP_TYPE, decodeEvent, decodeRequest } from '../../shared/events/decode.js';
+import { PING_TYPE, SWEEP_TYPE, decodeEvent, decodeRequest } from '../../shared/events/decode.js';
+import { BadRequest } from '../../shared/events/types.js';
 import type { ResourceTrigger, SweepTrigger, Trigger } from '../../shared/events/types.js';
 
 // ---------------------------------------------------------------------------------------------

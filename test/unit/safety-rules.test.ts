@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { equalitySelector, hasLabels, isDnsLabel, isDnsSubdomain, isLabelKey, isLabelValue, nameProblem } from '../../shared/kube/validate.js';
-import { refProblem, resourceFor, resourcePath } from '../../shared/kube/resources.js';
+import { formatRefProblem, refProblem, resourceFor, resourcePath } from '../../shared/kube/resources.js';
 import { componentLabelKey, isUnpackJobName, namespaceFitsKey, unpackHash } from '../../shared/olm/olm.js';
 
 describe('validation of values that reach a URL or a selector', () => {
@@ -64,8 +64,16 @@ describe('validation of values that reach a URL or a selector', () => {
     expect(refProblem({ ...sub, namespace: 'ns' }, true)).toBeUndefined();
     expect(refProblem({ ...sub, namespace: 'ns', name: '' }, true)).toMatchObject({ field: 'name' });
     expect(refProblem({ ...sub, namespace: 'ns' })).toMatchObject({ field: 'name' });
-    // Cluster-scoped kinds need no namespace.
+    // Cluster-scoped kinds have no namespace (the apiserver clears one): given one, it is wrong.
     expect(refProblem({ apiVersion: 'v1', kind: 'Node', name: 'n1' })).toBeUndefined();
+    expect(refProblem({ apiVersion: 'v1', kind: 'Node', namespace: '', name: 'n1' }, true)).toBeUndefined();
+    expect(refProblem({ apiVersion: 'operators.coreos.com/v1', kind: 'Operator', namespace: 'x', name: 'op' })).toEqual({ field: 'namespace', value: 'x', problem: 'must be empty: Operator is cluster-scoped' });
+    // RBAC names are path segments, as resourcePath takes them (system:aggregate-to-admin).
+    expect(refProblem({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'system:aggregate-to-admin' })).toBeUndefined();
+    expect(refProblem({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'a/b' })).toMatchObject({ field: 'name' });
+    // Values from JSON need not be strings: named by their type, never coerced (which could throw).
+    expect(formatRefProblem(refProblem({ apiVersion: 'v1', kind: 'Node', name: { toString: null } as never })!)).toBe('name (an object) must be a non-empty string');
+    expect(formatRefProblem(refProblem({ apiVersion: { toString: null } as never, kind: 'Node', name: 'n' })!, 'data.')).toBe('data.apiVersion (an object) is not a valid API version');
   });
 });
 
