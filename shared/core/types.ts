@@ -7,7 +7,7 @@
  * Every write a plan asks for is performed by the executor (executor.ts), nowhere else.
  */
 import { BadRequest, type ResourceTrigger } from '../events/types.js';
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { formatRefProblem, refProblem } from '../kube/resources.js';
 import { refString, type KubeObject, type ObjectMeta, type Reader, type Ref } from '../kube/types.js';
 
@@ -129,15 +129,91 @@ const claimDigests = new WeakMap<KubeObject, string>();
  * A digest of everything an event's object claims (sha256 of its JSON, base64). Two events are
  * the same claim only if their objects are equal in every field, not merely in the uid and
  * resourceVersion they state (which any sender can write). Computed once per object: the
- * duplicate filter and the coalescing key of its hint share it.
+ * duplicate filter and the coalescing key of its hint share it. V8's JSON.stringify recurses and
+ * throws past ~4,500 levels of nesting, which JSON.parse and the apiserver (10,000) accept: such an
+ * object is digested from the same text, written without recursion.
  */
 export function claimDigest(obj: KubeObject): string {
   let d = claimDigests.get(obj);
   if (d === undefined) {
-    d = createHash('sha256').update(JSON.stringify(obj)).digest('base64');
+    const hash = createHash('sha256');
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(obj);
+    } catch (e) {
+      if (!(e instanceof RangeError)) throw e;
+    }
+    if (text !== undefined) hash.update(text);
+    else hashJsonText(hash, obj);
+    d = hash.digest('base64');
     claimDigests.set(obj, d);
   }
   return d;
+}
+
+type Frame = { array: unknown[]; i: number } | { object: Record<string, unknown>; keys: string[]; i: number; wrote: boolean };
+const omitted = (v: unknown): boolean => v === undefined || typeof v === 'function' || typeof v === 'symbol';
+
+/**
+ * Feeds `hash` JSON.stringify(value)'s exact text, with an explicit stack instead of recursion.
+ * For what JSON.parse produces: plain objects (keys in JSON.stringify's order, Object.keys), arrays,
+ * strings, numbers, booleans, null; a value with toJSON (none from JSON.parse) is stringified whole.
+ */
+export function hashJsonText(hash: Hash, value: unknown): void {
+  const stack: Frame[] = [];
+  let out = '';
+  let next: unknown = value;
+  let pending = true;
+  for (;;) {
+    if (pending) {
+      pending = false;
+      const v = next;
+      if (v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON !== 'function') {
+        if (Array.isArray(v)) {
+          out += '[';
+          stack.push({ array: v, i: 0 });
+        } else {
+          out += '{';
+          stack.push({ object: v as Record<string, unknown>, keys: Object.keys(v), i: 0, wrote: false });
+        }
+      } else {
+        out += JSON.stringify(v) ?? 'null';
+      }
+    }
+    if (out.length >= 65_536) {
+      hash.update(out);
+      out = '';
+    }
+    const top = stack[stack.length - 1];
+    if (!top) break;
+    if ('array' in top) {
+      if (top.i < top.array.length) {
+        if (top.i > 0) out += ',';
+        const v = top.array[top.i++];
+        next = omitted(v) ? null : v;
+        pending = true;
+      } else {
+        out += ']';
+        stack.pop();
+      }
+      continue;
+    }
+    while (top.i < top.keys.length) {
+      const k = top.keys[top.i++]!;
+      const v = top.object[k];
+      if (omitted(v)) continue;
+      out += `${top.wrote ? ',' : ''}${JSON.stringify(k)}:`;
+      top.wrote = true;
+      next = v;
+      pending = true;
+      break;
+    }
+    if (!pending) {
+      out += '}';
+      stack.pop();
+    }
+  }
+  hash.update(out);
 }
 
 /**

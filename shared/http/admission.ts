@@ -17,7 +17,7 @@
 import type { Engine } from '../core/engine.js';
 import type { Outcome } from '../core/outcome.js';
 import { targetKey, targetsOf, type AnyFunction } from '../core/types.js';
-import type { Trigger } from '../events/types.js';
+import { BadRequest, type Trigger } from '../events/types.js';
 
 export interface AdmissionOptions {
   functions: readonly AnyFunction[];
@@ -87,8 +87,11 @@ export function withAdmission(engine: Engine, o: AdmissionOptions): AdmittedEngi
         const refs = targetsOf(f, t);
         if (refs.length === 0) continue;
         key = refs.map((r) => `${f.name}|${targetKey(r)}`).sort().join('\n');
-      } catch {
-        return undefined; // the engine reports it (a target no object could have is the event's 400)
+      } catch (e) {
+        // A target no object could have: the engine's own targetsOf answers the event's 400. Any
+        // other failure is a fault, never a way around the limits below.
+        if (e instanceof BadRequest) return undefined;
+        throw e;
       }
       parts.push({ fn: f.name, key });
     }

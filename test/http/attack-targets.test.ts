@@ -9,9 +9,16 @@
  *      claiming a resourceVersion not reached yet made the real event at it a "duplicate";
  *   T4 a namespace on a cluster-scoped kind (an Operator "in" namespace x) was accepted and keyed
  *      apart from the real Operator, outside its per-target mutex and coalescing.
+ * A second round, on the fixes of the first:
+ *   T5 data nested deeper than V8's JSON.stringify goes (~4,500 levels; JSON.parse and the
+ *      apiserver take more) made the whole-object digest throw: a 500, and the doors disagreed;
+ *   T6 any throw while admission computed a coalescing key let the event run unadmitted: no bound,
+ *      no queue limit, never a 429.
  */
 import { describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
 import { createServer, type RequestListener } from 'node:http';
+import fc from 'fast-check';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { createApp } from '../../shared/http/app.js';
@@ -21,13 +28,14 @@ import { handleAndAnswer } from '../../shared/http/respond.js';
 import { withAdmission } from '../../shared/http/admission.js';
 import { createEngine } from '../../shared/core/engine.js';
 import type { Outcome } from '../../shared/core/outcome.js';
-import type { AnyFunction } from '../../shared/core/types.js';
+import { hashJsonText, type AnyFunction } from '../../shared/core/types.js';
 import { decodeEvent } from '../../shared/events/decode.js';
 import { BadRequest, type Trigger } from '../../shared/events/types.js';
 import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
 import { allFunctions } from '../../functions/index.js';
 import { catalogReschedule } from '../../functions/catalog-reschedule/index.js';
 import { finalizerCleanup } from '../../functions/finalizer-cleanup/index.js';
+import { ownerrefRepair } from '../../functions/ownerref-repair/index.js';
 
 const log = pino({ level: 'silent' });
 const tick = () => new Promise((r) => setTimeout(r, 0));
@@ -74,7 +82,7 @@ async function post(listener: RequestListener, headers: Record<string, string>, 
   const srv = createServer(listener).listen(0);
   await new Promise((r) => srv.once('listening', r));
   try {
-    const res = await fetch(`http://127.0.0.1:${(srv.address() as AddressInfo).port}/`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const res = await fetch(`http://127.0.0.1:${(srv.address() as AddressInfo).port}/`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
     return { status: res.status, text: await res.text() };
   } finally {
     srv.closeAllConnections();
@@ -239,6 +247,92 @@ describe('T4 a namespace on a cluster-scoped kind is the event\'s 400', () => {
       expect(status).toBe(200);
     } finally {
       d.engine.close();
+    }
+  });
+});
+
+/** 20,000 nested arrays: 40 KB, which JSON.parse takes and V8's JSON.stringify does not. */
+const DEEP = '['.repeat(20_000) + ']'.repeat(20_000);
+
+describe('T5 deeply nested data is digested without recursion', () => {
+  const plainJob = `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"plain","namespace":"ns","uid":"u1","resourceVersion":"5"},"spec":{"x":${DEEP}}}`;
+  const notReadyCatalogPod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"cat-abc","namespace":"olm","uid":"u2","resourceVersion":"7","labels":{"olm.catalogSource":"cat"}},"spec":{"nodeName":"node-1","x":${DEEP}},"status":{"conditions":[{"type":"Ready","status":"False"}]}}`;
+
+  it('the premise: JSON.parse takes it, JSON.stringify throws', () => {
+    expect(() => JSON.stringify(JSON.parse(plainJob))).toThrow(RangeError);
+  });
+
+  it.each([
+    ['front door', 'Job', 'batch/v1', 'plain', 'ns', plainJob],
+    ['app alone', 'Job', 'batch/v1', 'plain', 'ns', plainJob],
+    ['front door', 'Pod', 'v1', 'cat-abc', 'olm', notReadyCatalogPod],
+    ['app alone', 'Pod', 'v1', 'cat-abc', 'olm', notReadyCatalogPod],
+  ] as const)('%s: a %s with a deep field is answered 200 as without it (the Job: not targeted; the Pod: no such Node, gone)', async (door, kind, apiVersion, name, namespace, body) => {
+    const d = doors();
+    try {
+      const { status, text } = await post(d.listeners[door], ceHeaders(kind, apiVersion, name, namespace), body);
+      expect({ status, text }).toEqual({ status: 200, text: '' });
+    } finally {
+      d.engine.close();
+    }
+  });
+
+  it('hashJsonText feeds the hash JSON.stringify\'s exact text: for any JSON value, and past the recursion limit', () => {
+    const viaStringify = (v: unknown) => createHash('sha256').update(JSON.stringify(v)).digest('base64');
+    const viaWalk = (v: unknown) => {
+      const h = createHash('sha256');
+      hashJsonText(h, v);
+      return h.digest('base64');
+    };
+    fc.assert(
+      fc.property(fc.jsonValue(), (text) => {
+        const v = JSON.parse(JSON.stringify(text));
+        expect(viaWalk(v)).toBe(viaStringify(v));
+      }),
+      { numRuns: 2000 },
+    );
+    // Key order, escapes, lone surrogates, -0, a huge number, __proto__ as an own key, >64 KiB text.
+    for (const t of ['{"b":1,"a":[true,null,-0,1e400],"2":"x","1":"\\ud800\\n\\u2028"}', '{"__proto__":{"a":1}}', JSON.stringify({ s: 'é'.repeat(70_000), n: [1, [2, [3]]] })]) {
+      expect(viaWalk(JSON.parse(t))).toBe(viaStringify(JSON.parse(t)));
+    }
+    expect(viaWalk(JSON.parse(`{"x":${DEEP}}`))).toBe(createHash('sha256').update(`{"x":${DEEP}}`).digest('base64'));
+  });
+});
+
+describe('T6 admission bounds hold for every targeted event', () => {
+  function subEvent(id: string, name: string, deep: boolean): Trigger {
+    const data = JSON.parse(
+      `{"apiVersion":"operators.coreos.com/v1alpha1","kind":"Subscription","metadata":{"name":"${name}","namespace":"ns","uid":"u-${name}"},` +
+        `"spec":{"name":"pkg"${deep ? `,"x":${DEEP}` : ''}},"status":{"installPlanRef":{"name":"ip-1","uid":"ip-uid"}}}`,
+    );
+    return decodeEvent({ specversion: '1.0', id, source: 'https://10.96.0.1:443', type: 'dev.knative.apiserver.resource.update', datacontenttype: 'application/json', data } as never);
+  }
+
+  it.each([false, true])('three hinted Subscription events (deep field: %s), 1 slot + 1 queued: one reads at a time, one is 429', async (deep) => {
+    const gets: string[] = [];
+    const gates: (() => void)[] = [];
+    const reader = {
+      get: async (ref: Ref) => {
+        gets.push(`${ref.kind}/${ref.name}`);
+        await new Promise<void>((r) => gates.push(r));
+        return undefined;
+      },
+      list: emptyList,
+    } as unknown as Reader;
+    const engine = engineOf([ownerrefRepair], reader);
+    const admitted = withAdmission(engine, { functions: [ownerrefRepair], maxInFlight: 1, maxQueued: 1, retryAfterSeconds: 2 });
+    try {
+      const ps = ['a', 'b', 'c'].map((n) => admitted.handle(subEvent(n, `sub-${n}`, deep)));
+      await settle();
+      const concurrentReads = gets.length;
+      for (let i = 0; i < 10; i++) {
+        gates.splice(0).forEach((g) => g());
+        await settle();
+      }
+      const statuses = (await Promise.all(ps)).map((o: Outcome[]) => o.map((x) => x.status).join());
+      expect({ concurrentReads, statuses: [...statuses].sort() }).toEqual({ concurrentReads: 1, statuses: ['gone', 'gone', 'rate-limited'] });
+    } finally {
+      engine.close();
     }
   });
 });
