@@ -199,10 +199,10 @@ export function createEngine(deps: EngineDeps): Engine {
     if (!kinds.has(`${t.ref.apiVersion}/${t.ref.kind}`)) return [{ status: 'ignored', reason: `no function handles ${t.ref.kind} events` }];
     const dedupKey = dedupKeyOf(t, only);
     if (dedupKey && seen.has(dedupKey)) return [{ status: 'ignored', reason: 'duplicate of an event already handled' }];
-    const work: Promise<Outcome>[] = [];
-    for (const fn of only ? functions.filter((f) => only.includes(f.name)) : functions) {
-      for (const ref of targetsOf(fn, t)) work.push(reconcile(fn, ref));
-    }
+    // Every function's targets first: an event one of them finds invalid (a 400) starts no reconcile.
+    const chosen = only ? functions.filter((f) => only.includes(f.name)) : functions;
+    const targets = chosen.flatMap((fn) => targetsOf(fn, t).map((ref) => [fn, ref] as const));
+    const work = targets.map(([fn, ref]) => reconcile(fn, ref));
     if (work.length === 0) return [{ status: 'ignored', reason: `no function handles ${t.ref.kind} ${t.verb}` }];
     const outcomes = await Promise.all(work);
     if (dedupKey && outcomes.every((o) => o.status !== 'transient' && o.status !== 'failed' && o.status !== 'rate-limited')) seen.add(dedupKey);

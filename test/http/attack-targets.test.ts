@@ -14,6 +14,8 @@
  *      apiserver take more) made the whole-object digest throw: a 500, and the doors disagreed;
  *   T6 any throw while admission computed a coalescing key let the event run unadmitted: no bound,
  *      no queue limit, never a 429.
+ * Found in the final read: T7 when one function's target was invalid, the functions before it had
+ * already started their reconciles, which went on after the event's 400.
  */
 import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
@@ -331,6 +333,37 @@ describe('T6 admission bounds hold for every targeted event', () => {
       }
       const statuses = (await Promise.all(ps)).map((o: Outcome[]) => o.map((x) => x.status).join());
       expect({ concurrentReads, statuses: [...statuses].sort() }).toEqual({ concurrentReads: 1, statuses: ['gone', 'gone', 'rate-limited'] });
+    } finally {
+      engine.close();
+    }
+  });
+});
+
+describe('T7 an event one function finds invalid starts no reconcile of another', () => {
+  it('the 400 comes before any look: the valid function\'s observe never runs', async () => {
+    const looks: string[] = [];
+    const fake = (name: string, target: (t: Trigger & { kind: 'resource' }) => Ref) =>
+      ({
+        name,
+        kinds: ['batch/v1/Job'],
+        summary: '',
+        defaults: {},
+        targets: (t: Trigger & { kind: 'resource' }) => [target(t)],
+        sweep: async function* () {},
+        observe: async (ref: Ref) => void looks.push(`${name}:${ref.name}`),
+        plan: () => ({ kind: 'noop', reason: 'ok' }),
+      }) as unknown as AnyFunction;
+    const good = fake('good', (t) => t.ref);
+    const bad = fake('bad', (t) => ({ ...t.ref, name: 'Not_A_Name' }));
+    const engine = engineOf([good, bad]);
+    try {
+      const job: Trigger = { kind: 'resource', verb: 'update', mode: 'resource', ref: { apiVersion: 'batch/v1', kind: 'Job', name: 'j', namespace: 'ns' }, object: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j', namespace: 'ns', uid: 'u', resourceVersion: '1' } }, meta: { id: 'i', source: 's', type: 'dev.knative.apiserver.resource.update' } };
+      const answer = await engine.handle(job).then(
+        () => 'handled',
+        (e: unknown) => (e instanceof BadRequest ? `${e.status} ${e.message}` : e),
+      );
+      await settle();
+      expect({ answer, looks }).toEqual({ answer: expect.stringMatching(/^400 .*gives bad a target Job name "Not_A_Name"/), looks: [] });
     } finally {
       engine.close();
     }
