@@ -16,7 +16,7 @@ import { decodeRequest } from '../events/decode.js';
 import { BadRequest, type Trigger } from '../events/types.js';
 import type { Engine } from '../core/engine.js';
 import { typeLabel, type Metrics } from './metrics.js';
-import { ENGINE_HOLD, handleAndAnswer, type EngineHold } from './respond.js';
+import { answerRejected, ENGINE_HOLD, handleAndAnswer, type EngineHold } from './respond.js';
 import { answerIgnored, envelope } from './envelope.js';
 
 export interface AppDeps {
@@ -64,10 +64,7 @@ export function createApp(deps: AppDeps): express.Express {
     try {
       trigger = decodeRequest(req.headers, body);
     } catch (e) {
-      const err = e instanceof BadRequest ? e : new BadRequest(400, String(e));
-      metrics.events.inc({ type: typeLabel(req.headers['ce-type']), kind: '', outcome: `rejected-${err.status}` });
-      log.warn({ status: err.status, error: err.message, ceId: req.headers['ce-id'] }, 'rejected request');
-      return void res.status(err.status).json({ error: err.message, status: err.status });
+      return answerRejected({ metrics, log }, res, e instanceof BadRequest ? e : new BadRequest(400, String(e)), req.headers['ce-type'], req.headers['ce-id']);
     }
     // The client hung up before we got here (e.g. while a compressed body was being inflated): no
     // one can receive the answer and the sender redelivers, so the engine does not start on it (its

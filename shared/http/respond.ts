@@ -63,6 +63,17 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 }
 
 /**
+ * The answer to an event rejected as bad input (a BadRequest, from the decoder or found past it):
+ * counted as `rejected-<status>`, logged, and answered `{error, status}` — one answer whichever
+ * door and stage found it.
+ */
+export function answerRejected(deps: Pick<RespondDeps, 'metrics' | 'log'>, res: ServerResponse, err: BadRequest, type: unknown, ceId: unknown): void {
+  deps.metrics.events.inc({ type: typeLabel(type), kind: '', outcome: `rejected-${err.status}` });
+  deps.log.warn({ status: err.status, error: err.message, ceId }, 'rejected request');
+  sendJson(res, err.status, { error: err.message, status: err.status });
+}
+
+/**
  * engine.handle(trigger), then the answer. `started`: when the request's handling began
  * (performance.now()), for the latency metric; `report`: the caller asked for the outcomes as a
  * JSON body (`olm-medic-report: json`; CLI and tests, never a Broker).
@@ -75,11 +86,7 @@ export async function handleAndAnswer(deps: RespondDeps, trigger: Trigger, res: 
   } catch (e) {
     // Data no apiserver object could have, found past the decoder (a target derived from it): the
     // event's 4xx, as the decoder would answer it.
-    if (e instanceof BadRequest) {
-      metrics.events.inc({ type: typeLabel(trigger.meta.type), kind: '', outcome: `rejected-${e.status}` });
-      log.warn({ status: e.status, error: e.message, ceId: trigger.meta.id }, 'rejected request');
-      return sendJson(res, e.status, { error: e.message, status: e.status });
-    }
+    if (e instanceof BadRequest) return answerRejected(deps, res, e, trigger.meta.type, trigger.meta.id);
     log.child({ eventId: trigger.meta.id, type: trigger.meta.type, subject: trigger.meta.subject }).error({ err: e }, 'unexpected failure handling event');
     outcomes = [{ status: 'failed', reason: e instanceof Error ? e.message : String(e) }];
   }
