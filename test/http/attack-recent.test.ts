@@ -7,21 +7,14 @@
 import { describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pino } from 'pino';
-import { createApp } from '../../shared/http/app.js';
-import { createDispatch } from '../../shared/http/dispatch.js';
-import { createMetrics } from '../../shared/http/metrics.js';
-import { handleAndAnswer } from '../../shared/http/respond.js';
 import { withAdmission } from '../../shared/http/admission.js';
-import { createEngine } from '../../shared/core/engine.js';
 import type { Outcome } from '../../shared/core/outcome.js';
 import type { AnyFunction } from '../../shared/core/types.js';
-import { decodeEvent } from '../../shared/events/decode.js';
 import type { ResourceTrigger, Trigger } from '../../shared/events/types.js';
 import type { Reader, Ref } from '../../shared/kube/types.js';
 import { allFunctions } from '../../functions/index.js';
+import { testEngine, twoDoors } from '../support/doors.js';
 
-const log = pino({ level: 'silent' });
 const tick = () => new Promise((r) => setTimeout(r, 0));
 const settle = async () => {
   for (let i = 0; i < 20; i++) await tick();
@@ -40,35 +33,13 @@ const noReads: Reader = {
   }),
 } as unknown as Reader;
 
-function engineOf(functions: AnyFunction[], reader: Reader = noReads) {
-  return createEngine({
-    functions,
-    options: {},
-    reader,
-    execute: (async (fn: string, plan: { kind: string; reason?: string }, target: string) => ({ function: fn, target, status: 'noop', reason: plan.reason ?? plan.kind })) as never,
-    now: () => new Date('2026-11-20T10:00:00Z'),
-    policy: { dryRun: false, protectedNamespaces: new Set() },
-    log,
-    maxReplans: 1,
-    sweepConcurrency: 1,
-    followUps: 0,
-  });
-}
+const alwaysNoop = async (fn: string, plan: { kind: string; reason?: string }, target: string) => ({ function: fn, target, status: 'noop', reason: plan.reason ?? plan.kind });
+const engineOf = (functions: AnyFunction[], reader: Reader = noReads) => testEngine(functions, reader, { execute: alwaysNoop });
 
 describe('front door + catalog-reschedule targets (c8f14b0)', () => {
   it('a crafted catalog Pod event whose status.conditions holds a null is a 4xx or a 2xx, never a 5xx the Broker retries then dead-letters', async () => {
     const engine = engineOf(allFunctions);
-    const admitted = withAdmission(engine, { functions: allFunctions, maxInFlight: 16, maxQueued: 512, retryAfterSeconds: 2 });
-    const metrics = createMetrics();
-    const dispatch = createDispatch({
-      functions: allFunctions,
-      wants: (a, k) => engine.wants(a, k),
-      metrics,
-      bodyLimitBytes: 65536,
-      decodeEvent: decodeEvent as never,
-      handle: (trigger, res, started) => handleAndAnswer({ engine: admitted, metrics, log }, trigger, res, { started }),
-      app: () => createApp({ engine: admitted, metrics, log, bodyLimitBytes: 65536 }),
-    });
+    const dispatch = twoDoors(engine, allFunctions).front;
     const srv = createServer(dispatch).listen(0);
     await new Promise((r) => srv.once('listening', r));
     try {

@@ -22,13 +22,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type RequestListener } from 'node:http';
 import fc from 'fast-check';
 import type { AddressInfo } from 'node:net';
-import { pino } from 'pino';
-import { createApp } from '../../shared/http/app.js';
-import { createDispatch } from '../../shared/http/dispatch.js';
-import { createMetrics } from '../../shared/http/metrics.js';
-import { handleAndAnswer } from '../../shared/http/respond.js';
 import { withAdmission } from '../../shared/http/admission.js';
-import { createEngine } from '../../shared/core/engine.js';
 import type { Outcome } from '../../shared/core/outcome.js';
 import { hashJsonText, type AnyFunction } from '../../shared/core/types.js';
 import { decodeEvent } from '../../shared/events/decode.js';
@@ -38,8 +32,8 @@ import { allFunctions } from '../../functions/index.js';
 import { catalogReschedule } from '../../functions/catalog-reschedule/index.js';
 import { finalizerCleanup } from '../../functions/finalizer-cleanup/index.js';
 import { ownerrefRepair } from '../../functions/ownerref-repair/index.js';
+import { testEngine, twoDoors } from '../support/doors.js';
 
-const log = pino({ level: 'silent' });
 const tick = () => new Promise((r) => setTimeout(r, 0));
 const settle = async () => {
   for (let i = 0; i < 20; i++) await tick();
@@ -47,37 +41,13 @@ const settle = async () => {
 const emptyList = () => ({ [Symbol.asyncIterator]: () => ({ next: async () => ({ done: true as const, value: undefined }) }) });
 const noReads = { get: async () => undefined, list: emptyList } as unknown as Reader;
 
-function engineOf(functions: AnyFunction[], reader: Reader = noReads) {
-  return createEngine({
-    functions,
-    options: {},
-    reader,
-    execute: (async (fn: string, plan: { kind: string; reason?: string }, target: string) => ({ function: fn, target, status: plan.kind === 'act' ? 'acted' : 'noop', reason: plan.reason ?? plan.kind })) as never,
-    now: () => new Date('2026-11-20T10:00:00Z'),
-    policy: { dryRun: false, protectedNamespaces: new Set() },
-    log,
-    maxReplans: 1,
-    sweepConcurrency: 1,
-    followUps: 0,
-  });
-}
+const engineOf = (functions: AnyFunction[], reader: Reader = noReads) => testEngine(functions, reader);
 
 /** Both doors over one engine: the front door (dispatch) and the app alone. */
 function doors() {
   const engine = engineOf(allFunctions);
-  const admitted = withAdmission(engine, { functions: allFunctions, maxInFlight: 16, maxQueued: 512, retryAfterSeconds: 2 });
-  const metrics = createMetrics();
-  const app = createApp({ engine: admitted, metrics, log, bodyLimitBytes: 65536 });
-  const dispatch = createDispatch({
-    functions: allFunctions,
-    wants: (a, k) => engine.wants(a, k),
-    metrics,
-    bodyLimitBytes: 65536,
-    decodeEvent: decodeEvent as never,
-    handle: (trigger, res, started) => handleAndAnswer({ engine: admitted, metrics, log }, trigger, res, { started }),
-    app: () => app,
-  });
-  return { engine, listeners: { 'front door': dispatch as RequestListener, 'app alone': app as unknown as RequestListener } };
+  const { front, app } = twoDoors(engine, allFunctions);
+  return { engine, listeners: { 'front door': front, 'app alone': app } };
 }
 
 async function post(listener: RequestListener, headers: Record<string, string>, body: unknown): Promise<{ status: number; text: string }> {

@@ -16,10 +16,11 @@ import { createDispatch, type Dispatch } from '../../shared/http/dispatch.js';
 import { APISERVER_TYPE as ENVELOPE_TYPE } from '../../shared/http/envelope.js';
 import { createMetrics } from '../../shared/http/metrics.js';
 import { handleAndAnswer } from '../../shared/http/respond.js';
-import { createEngine, type Engine } from '../../shared/core/engine.js';
+import type { Engine } from '../../shared/core/engine.js';
 import { APISERVER_TYPE, decodeEvent } from '../../shared/events/decode.js';
 import type { Reader } from '../../shared/kube/types.js';
 import { allFunctions } from '../../functions/index.js';
+import { testEngine } from '../support/doors.js';
 
 const BODY_LIMIT = 64 * 1024;
 const log = pino({ level: 'silent' });
@@ -40,19 +41,10 @@ function recordingReader(calls: string[]): Reader {
 }
 
 function makeEngine(calls: string[]): Engine {
-  return createEngine({
-    functions: allFunctions,
-    options: {},
-    reader: recordingReader(calls),
-    execute: (async () => {
+  return testEngine(allFunctions, recordingReader(calls), {
+    execute: async () => {
       throw new Error('no writes in this test');
-    }) as never,
-    now: () => new Date('2026-11-20T10:00:00Z'),
-    policy: { dryRun: false, protectedNamespaces: new Set() },
-    log,
-    maxReplans: 1,
-    sweepConcurrency: 1,
-    followUps: 0,
+    },
   });
 }
 

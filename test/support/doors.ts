@@ -1,0 +1,54 @@
+/**
+ * An engine and the two HTTP doors over it, wired as serve.ts wires them, for HTTP tests that need
+ * no apiserver: the front door (dispatch, which hands targeted events to the engine and the rest to
+ * the app) and the express app alone.
+ */
+import type { RequestListener } from 'node:http';
+import { pino } from 'pino';
+import { createApp } from '../../shared/http/app.js';
+import { createDispatch } from '../../shared/http/dispatch.js';
+import { createMetrics } from '../../shared/http/metrics.js';
+import { handleAndAnswer } from '../../shared/http/respond.js';
+import { withAdmission } from '../../shared/http/admission.js';
+import { createEngine, type Engine } from '../../shared/core/engine.js';
+import type { AnyFunction } from '../../shared/core/types.js';
+import { decodeEvent } from '../../shared/events/decode.js';
+import type { Reader } from '../../shared/kube/types.js';
+
+export const silentLog = pino({ level: 'silent' });
+
+/** The outcome an executor reports for a plan without writing anything: act → acted, else noop. */
+export const reportOnly = (async (fn: string, plan: { kind: string; reason?: string }, target: string) => ({ function: fn, target, status: plan.kind === 'act' ? 'acted' : 'noop', reason: plan.reason ?? plan.kind })) as never;
+
+/** An engine over `functions` and `reader`, its clock fixed, no follow-ups, one replan. */
+export function testEngine(functions: AnyFunction[], reader: Reader, opts: { execute?: unknown } = {}): Engine {
+  return createEngine({
+    functions,
+    options: {},
+    reader,
+    execute: (opts.execute ?? reportOnly) as never,
+    now: () => new Date('2026-11-20T10:00:00Z'),
+    policy: { dryRun: false, protectedNamespaces: new Set() },
+    log: silentLog,
+    maxReplans: 1,
+    sweepConcurrency: 1,
+    followUps: 0,
+  });
+}
+
+/** Both doors over one engine behind admission, as serve.ts wires them. */
+export function twoDoors(engine: Engine, functions: AnyFunction[], bodyLimitBytes = 65536): { front: RequestListener; app: RequestListener } {
+  const admitted = withAdmission(engine, { functions, maxInFlight: 16, maxQueued: 512, retryAfterSeconds: 2 });
+  const metrics = createMetrics();
+  const app = createApp({ engine: admitted, metrics, log: silentLog, bodyLimitBytes });
+  const front = createDispatch({
+    functions,
+    wants: (a, k) => engine.wants(a, k),
+    metrics,
+    bodyLimitBytes,
+    decodeEvent: decodeEvent as never,
+    handle: (trigger, res, started) => handleAndAnswer({ engine: admitted, metrics, log: silentLog }, trigger, res, { started }),
+    app: () => app,
+  });
+  return { front: front as RequestListener, app: app as unknown as RequestListener };
+}
