@@ -5,8 +5,10 @@
  * A run finishes what it starts: targets that asked to be looked at again (waiting for garbage
  * collection, a fence, OLM's own retry) are re-checked when due, for up to --wait seconds (default
  * 120; 0: not at all); each row shows a target's latest outcome.
+ * A replay reads each line on its own: a line that is not a valid event is named on stderr (and in
+ * the JSON's `rejected`), the other events are handled, and the exit code is 1.
  * Exit codes: 0 clean (nothing to do), 3 acted (or would have, in dry-run) and finished, 4 still in
- * progress when --wait ran out (re-run later), 1 failed, 2 usage.
+ * progress when --wait ran out (re-run later), 1 failed (or a replayed line rejected), 2 usage.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -15,7 +17,8 @@ import { ConfigError, loadConfig } from '../core/config.js';
 import type { Outcome } from '../core/outcome.js';
 import type { AnyFunction } from '../core/types.js';
 import { decodeEvent } from '../events/decode.js';
-import { parseJsonl } from '../events/jsonl.js';
+import { readJsonl } from '../events/jsonl.js';
+import { BadRequest } from '../events/types.js';
 import { createRuntime } from '../wiring.js';
 
 export const EXIT = { clean: 0, failed: 1, usage: 2, acted: 3, inProgress: 4 } as const;
@@ -77,12 +80,25 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
   }
   let outcomes: Outcome[] = [];
   let pending: string[] = [];
+  const rejected: { at: string; error: string }[] = [];
   try {
     if (cmd === 'sweep') {
       outcomes.push(...(await rt.engine.handle({ kind: 'sweep', ...(args.values.namespace ? { namespace: args.values.namespace } : {}), meta: { id: 'cli', source: 'olm-medic-cli', type: 'io.olm-medic.sweep' } })));
     } else {
-      const events = parseJsonl(readFileSync(file!, 'utf8'), file);
-      for (const ev of events) outcomes.push(...(await rt.engine.handle(decodeEvent(ev))));
+      // Each line on its own: one that is not a valid event (a dead letter a Broker got a 400 for)
+      // is reported and the replay goes on with the rest.
+      for (const entry of readJsonl(readFileSync(file!, 'utf8'), file)) {
+        if ('error' in entry) {
+          rejected.push({ at: entry.at, error: entry.error });
+          continue;
+        }
+        try {
+          outcomes.push(...(await rt.engine.handle(decodeEvent(entry.event))));
+        } catch (e) {
+          if (!(e instanceof BadRequest)) throw e;
+          rejected.push({ at: entry.at, error: e.message });
+        }
+      }
     }
     // Finish what the run started: follow the re-checks it scheduled (a dry run starts nothing).
     if (!rt.config.dryRun) {
@@ -97,9 +113,10 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
     rt.engine.close();
   }
   const shown = outcomes.filter((o) => o.status !== 'noop' && o.status !== 'ignored' && o.status !== 'gone');
-  if (args.values.output === 'json') io.out(JSON.stringify({ dryRun: rt.config.dryRun, outcomes: shown, total: outcomes.length, inProgress: pending }, null, 2));
+  if (args.values.output === 'json') io.out(JSON.stringify({ dryRun: rt.config.dryRun, outcomes: shown, total: outcomes.length, inProgress: pending, ...(cmd === 'replay' ? { rejected } : {}) }, null, 2));
   else io.out(table(shown, outcomes.length, rt.config.dryRun, pending, wait));
-  if (outcomes.some((o) => o.status === 'failed' || o.status === 'transient')) return EXIT.failed;
+  for (const r of rejected) io.err(`rejected ${r.at}: ${r.error}`);
+  if (rejected.length || outcomes.some((o) => o.status === 'failed' || o.status === 'transient')) return EXIT.failed;
   if (pending.length) return EXIT.inProgress;
   if (outcomes.some((o) => ['acted', 'dry-run', 'refused', 'deferred', 'requeued', 'rate-limited'].includes(o.status))) return EXIT.acted;
   return EXIT.clean;

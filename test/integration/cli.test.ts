@@ -65,6 +65,26 @@ describe('olm-medic CLI', () => {
     expect(await s.healed()).toBe(true);
   });
 
+  it('replay goes on past lines that are not valid events (a dead-letters file): each is named on stderr and in the JSON, the rest heals, exit 1', async () => {
+    const id = `clb${Math.random().toString(36).slice(2, 5)}`;
+    const s = await staleUnpackJob(c.admin, id);
+    const file = join(tmpdir(), `olm-medic-${id}.jsonl`);
+    const badData = { specversion: '1.0', id: `${id}-bad`, source: 'https://10.96.0.1:443', type: 'dev.knative.apiserver.resource.update', datacontenttype: 'application/json', data: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'a/b', namespace: s.namespaces[0] } } };
+    writeFileSync(file, ['{oops', '{"a":1}', JSON.stringify(badData), toJsonl(loadStream('stale-unpack-job.jsonl', id))].join('\n'));
+    const res = await cli(['replay', file, '-o', 'json']);
+    expect(res.code, res.stderr + res.stdout).toBe(1);
+    const report = JSON.parse(res.stdout) as { rejected: { at: string; error: string }[]; outcomes: { function: string; status: string }[] };
+    expect(report.rejected).toEqual([
+      { at: `${file}:1`, error: expect.stringMatching(/^not JSON/) },
+      { at: `${file}:2`, error: expect.stringMatching(/^not a CloudEvent/) },
+      { at: `${file}:3`, error: expect.stringContaining('data.metadata.name "a/b" must be a DNS-1123 subdomain') },
+    ]);
+    expect(res.stderr).toContain(`rejected ${file}:3: `);
+    // The events after the bad lines were handled: the situation healed.
+    expect(report.outcomes).toContainEqual(expect.objectContaining({ function: 'job-conflict', status: 'acted' }));
+    expect(await s.healed()).toBe(true);
+  });
+
   it('a sweep finishes what it starts: uninstall leftovers are gone when it returns (exit 3, healed); a target still waiting when --wait runs out is reported in progress (exit 4)', async () => {
     const id = `clw${Math.random().toString(36).slice(2, 5)}`;
     const s = await uninstallLeftovers(c.admin, id);
