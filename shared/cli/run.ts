@@ -16,14 +16,17 @@ import pino from 'pino';
 import { ConfigError, loadConfig } from '../core/config.js';
 import type { Outcome } from '../core/outcome.js';
 import type { AnyFunction } from '../core/types.js';
-import { decodeEvent } from '../events/decode.js';
-import { readJsonl } from '../events/jsonl.js';
+import { decodeRequest } from '../events/decode.js';
+import { jsonlLines } from '../events/jsonl.js';
 import { BadRequest } from '../events/types.js';
 import { createRuntime } from '../wiring.js';
 
 export const EXIT = { clean: 0, failed: 1, usage: 2, acted: 3, inProgress: 4 } as const;
 
 const DEFAULT_WAIT_SECONDS = 120;
+
+/** A replayed line is what a Broker sends in structured mode. */
+const STRUCTURED = { 'content-type': 'application/cloudevents+json' };
 
 const USAGE = `usage: olm-medic sweep  [--dry-run] [--function NAME]... [--namespace NS] [--wait SECONDS] [-o table|json]
        olm-medic replay FILE.jsonl [--dry-run] [--function NAME]... [--wait SECONDS] [-o table|json]`;
@@ -85,18 +88,23 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
     if (cmd === 'sweep') {
       outcomes.push(...(await rt.engine.handle({ kind: 'sweep', ...(args.values.namespace ? { namespace: args.values.namespace } : {}), meta: { id: 'cli', source: 'olm-medic-cli', type: 'io.olm-medic.sweep' } })));
     } else {
-      // Each line on its own: one that is not a valid event (a dead letter a Broker got a 400 for)
-      // is reported and the replay goes on with the rest.
-      for (const entry of readJsonl(readFileSync(file!, 'utf8'), file)) {
-        if ('error' in entry) {
-          rejected.push({ at: entry.at, error: entry.error });
+      // Each line on its own, decoded as the HTTP door decodes a structured-mode request (the same
+      // checks, the same 400s): a line that is not a valid event (a dead letter a Broker got a 400
+      // for) is reported, and the replay goes on with the rest; so it does past a line whose
+      // handling failed unexpectedly (a failed outcome, as the door's 500).
+      for (const { at, text } of jsonlLines(readFileSync(file!, 'utf8'), file)) {
+        let trigger;
+        try {
+          trigger = decodeRequest(STRUCTURED, text);
+        } catch (e) {
+          rejected.push({ at, error: e instanceof BadRequest ? e.message : `invalid CloudEvent: ${e instanceof Error ? e.message : e}` });
           continue;
         }
         try {
-          outcomes.push(...(await rt.engine.handle(decodeEvent(entry.event))));
+          outcomes.push(...(await rt.engine.handle(trigger)));
         } catch (e) {
-          if (!(e instanceof BadRequest)) throw e;
-          rejected.push({ at: entry.at, error: e.message });
+          if (e instanceof BadRequest) rejected.push({ at, error: e.message });
+          else outcomes.push({ target: at, status: 'failed', reason: `handling failed: ${e instanceof Error ? e.message : e}` });
         }
       }
     }

@@ -14,6 +14,9 @@ import type { ActionResult, Outcome } from './outcome.js';
 import { claimDigest, targetsOf, withoutHint, type AnyFunction, type FunctionOptions, type PlanContext, type PlanPolicy, type TargetRef } from './types.js';
 import { RecentDigests, Requeuer, KeyedMutex, forEachLimited } from './scheduling.js';
 
+/** The longest delay setTimeout takes (2^31 - 1 ms); beyond it Node fires after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export interface EngineDeps {
   functions: AnyFunction[];
   options: Record<string, FunctionOptions>;
@@ -244,7 +247,8 @@ export function createEngine(deps: EngineDeps): Engine {
         while ((requeuer.size > 0 || rechecking.size > 0) && Date.now() < untilMs) {
           // A referenced timer keeps the process alive until the deadline (requeue timers are unref'd).
           await new Promise<void>((resolve) => {
-            const t = setTimeout(resolve, Math.max(0, untilMs - Date.now()));
+            // At most setTimeout's limit (~24.8 days) per wait: a longer one fires at once, every time.
+            const t = setTimeout(resolve, Math.min(MAX_TIMER_MS, Math.max(0, untilMs - Date.now())));
             wake = () => {
               clearTimeout(t);
               resolve();
@@ -257,7 +261,11 @@ export function createEngine(deps: EngineDeps): Engine {
         drained = undefined;
       }
     },
-    close: () => requeuer.close(),
+    close: () => {
+      requeuer.close();
+      // A drain under way returns now (what it waited for is dropped), not at its deadline.
+      wake?.();
+    },
   };
 }
 

@@ -5,36 +5,33 @@
 import { CloudEvent } from 'cloudevents';
 import { BadRequest } from './types.js';
 
-/** One line of a stream that holds an event: the event, or why it is not one (`at` is `file:line`). */
-export type JsonlEntry = { at: string; event: CloudEvent<unknown> } | { at: string; error: string };
-
-/** Every event line of a stream, each read on its own: a bad line is reported, never hides the rest. */
-export function readJsonl(text: string, file = 'stream'): JsonlEntry[] {
-  const out: JsonlEntry[] = [];
-  text.split('\n').forEach((line, i) => {
+/**
+ * The event lines of a stream, each with its place (`file:line`): blank lines and # comments are
+ * skipped; lines end at \n, \r\n or a lone \r (JSON strings cannot hold a raw CR or LF).
+ */
+export function jsonlLines(text: string, file = 'stream'): { at: string; text: string }[] {
+  const out: { at: string; text: string }[] = [];
+  text.split(/\r\n|\n|\r/).forEach((line, i) => {
     const l = line.trim();
-    if (!l || l.startsWith('#')) return;
-    const at = `${file}:${i + 1}`;
-    let obj: Record<string, unknown>;
-    try {
-      obj = JSON.parse(l) as Record<string, unknown>;
-    } catch (e) {
-      return void out.push({ at, error: `not JSON: ${e instanceof Error ? e.message : e}` });
-    }
-    try {
-      out.push({ at, event: new CloudEvent(obj as never) });
-    } catch (e) {
-      out.push({ at, error: `not a CloudEvent: ${e instanceof Error ? e.message : e}` });
-    }
+    if (l && !l.startsWith('#')) out.push({ at: `${file}:${i + 1}`, text: l });
   });
   return out;
 }
 
-/** Every event of a stream; the first bad line is a 400 naming it. */
+/** Every event of a stream (recorded fixtures); the first bad line is a 400 naming it. */
 export function parseJsonl(text: string, file = 'stream'): CloudEvent<unknown>[] {
-  return readJsonl(text, file).map((e) => {
-    if ('error' in e) throw new BadRequest(400, `${e.at}: ${e.error}`);
-    return e.event;
+  return jsonlLines(text, file).map(({ at, text: l }) => {
+    let obj: Record<string, unknown>;
+    try {
+      obj = JSON.parse(l) as Record<string, unknown>;
+    } catch (e) {
+      throw new BadRequest(400, `${at}: not JSON: ${e instanceof Error ? e.message : e}`);
+    }
+    try {
+      return new CloudEvent(obj as never);
+    } catch (e) {
+      throw new BadRequest(400, `${at}: not a CloudEvent: ${e instanceof Error ? e.message : e}`);
+    }
   });
 }
 

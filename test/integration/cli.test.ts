@@ -75,8 +75,8 @@ describe('olm-medic CLI', () => {
     expect(res.code, res.stderr + res.stdout).toBe(1);
     const report = JSON.parse(res.stdout) as { rejected: { at: string; error: string }[]; outcomes: { function: string; status: string }[] };
     expect(report.rejected).toEqual([
-      { at: `${file}:1`, error: expect.stringMatching(/^not JSON/) },
-      { at: `${file}:2`, error: expect.stringMatching(/^not a CloudEvent/) },
+      { at: `${file}:1`, error: expect.stringMatching(/^invalid CloudEvent: structured body is not valid JSON/) },
+      { at: `${file}:2`, error: expect.stringMatching(/^invalid CloudEvent: missing required attributes/) },
       { at: `${file}:3`, error: expect.stringContaining('data.metadata.name "a/b" must be a DNS-1123 subdomain') },
     ]);
     expect(res.stderr).toContain(`rejected ${file}:3: `);
