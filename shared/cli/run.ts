@@ -19,6 +19,7 @@ import type { AnyFunction } from '../core/types.js';
 import { decodeRequest } from '../events/decode.js';
 import { jsonlLines } from '../events/jsonl.js';
 import { BadRequest } from '../events/types.js';
+import { namespaceProblem } from '../kube/validate.js';
 import { createRuntime } from '../wiring.js';
 
 export const EXIT = { clean: 0, failed: 1, usage: 2, acted: 3, inProgress: 4 } as const;
@@ -62,6 +63,24 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
     io.err(USAGE);
     return EXIT.usage;
   }
+  // Every argument means something: an extra file (a shell glob over dead letters) or a filter the
+  // command does not take is refused, never silently dropped.
+  const extra = args.positionals.slice(cmd === 'replay' ? 2 : 1);
+  if (extra.length) {
+    io.err(`unexpected argument(s) ${extra.map((a) => JSON.stringify(a)).join(' ')}: ${cmd} takes ${cmd === 'replay' ? 'one file (join several with cat)' : 'no file'}\n${USAGE}`);
+    return EXIT.usage;
+  }
+  const ns = args.values.namespace;
+  if (ns !== undefined && cmd === 'replay') {
+    io.err(`--namespace is for sweep: a replay looks at what its events name\n${USAGE}`);
+    return EXIT.usage;
+  }
+  // An empty value ("--namespace $NS" with NS unset) must not widen the sweep to the whole cluster.
+  const nsProblem = ns === '' ? 'must not be empty (leave the flag out to sweep every namespace)' : namespaceProblem(ns);
+  if (nsProblem) {
+    io.err(`--namespace ${JSON.stringify(ns)} ${nsProblem}\n${USAGE}`);
+    return EXIT.usage;
+  }
   const wait = args.values.wait === undefined ? DEFAULT_WAIT_SECONDS : Number(args.values.wait);
   if (!/^\d+$/.test(args.values.wait ?? '0') || !Number.isSafeInteger(wait)) {
     io.err(`--wait must be a whole number of seconds, not ${JSON.stringify(args.values.wait)}\n${USAGE}`);
@@ -86,7 +105,7 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
   const rejected: { at: string; error: string }[] = [];
   try {
     if (cmd === 'sweep') {
-      outcomes.push(...(await rt.engine.handle({ kind: 'sweep', ...(args.values.namespace ? { namespace: args.values.namespace } : {}), meta: { id: 'cli', source: 'olm-medic-cli', type: 'io.olm-medic.sweep' } })));
+      append(outcomes, await rt.engine.handle({ kind: 'sweep', ...(ns ? { namespace: ns } : {}), meta: { id: 'cli', source: 'olm-medic-cli', type: 'io.olm-medic.sweep' } }));
     } else {
       // Each line on its own, decoded as the HTTP door decodes a structured-mode request (the same
       // checks, the same 400s): a line that is not a valid event (a dead letter a Broker got a 400
@@ -95,13 +114,15 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
       for (const { at, text } of jsonlLines(readFileSync(file!, 'utf8'), file)) {
         let trigger;
         try {
+          // The door's body limit too: a line it would answer 413 is not replayed either.
+          if (Buffer.byteLength(text) > rt.config.bodyLimitBytes) throw new BadRequest(413, `body exceeds the limit of ${rt.config.bodyLimitBytes} bytes (BODY_LIMIT_BYTES)`);
           trigger = decodeRequest(STRUCTURED, text);
         } catch (e) {
           rejected.push({ at, error: e instanceof BadRequest ? e.message : `invalid CloudEvent: ${e instanceof Error ? e.message : e}` });
           continue;
         }
         try {
-          outcomes.push(...(await rt.engine.handle(trigger)));
+          append(outcomes, await rt.engine.handle(trigger));
         } catch (e) {
           if (e instanceof BadRequest) rejected.push({ at, error: e.message });
           else outcomes.push({ target: at, status: 'failed', reason: `handling failed: ${e instanceof Error ? e.message : e}` });
@@ -111,7 +132,11 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
     // Finish what the run started: follow the re-checks it scheduled (a dry run starts nothing).
     if (!rt.config.dryRun) {
       const followed = await rt.engine.drain(Date.now() + wait * 1000);
-      pending = followed.pending;
+      // A target still waiting for its re-check is in progress, and so is one that asked for a
+      // re-check the engine never queued (its queue is bounded): never reported as finished.
+      const rechecked = new Set(followed.rechecked.map(targetKey));
+      const unqueued = outcomes.filter((o) => o.status === 'requeued' && !rechecked.has(targetKey(o))).map(targetKey);
+      pending = [...new Set([...followed.pending, ...unqueued])];
       outcomes = latest(outcomes, followed.rechecked);
     }
   } catch (e) {
@@ -135,10 +160,9 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
  * the first did stays visible (a re-check that finds nothing left to do still reports "acted").
  */
 function latest(first: Outcome[], rechecked: Outcome[]): Outcome[] {
-  const key = (o: Outcome): string => `${o.function ?? ''}|${o.target ?? ''}`;
-  const byKey = new Map(rechecked.map((o) => [key(o), o]));
+  const byKey = new Map(rechecked.map((o) => [targetKey(o), o]));
   return first.map((o) => {
-    const r = byKey.get(key(o));
+    const r = byKey.get(targetKey(o));
     if (!r) return o;
     const quiet = r.status === 'noop' || r.status === 'gone';
     return quiet ? { ...o, requeueAfterSeconds: undefined, reason: `${o.reason}; then ${r.status}: ${r.reason}` } : { ...r, actions: [...(o.actions ?? []), ...(r.actions ?? [])] };
@@ -154,10 +178,20 @@ function table(rows: Outcome[], total: number, dryRun: boolean, pending: string[
     (o.actions ?? []).map((a) => `${a.verb} ${a.target}`).join(', ') || '-',
     o.reason.length > 100 ? `${o.reason.slice(0, 97)}...` : o.reason,
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
+  // Loops, not spread arguments: a sweep of a few hundred thousand rows must not overflow the stack.
+  const widths = head.map((h, i) => body.reduce((w, r) => Math.max(w, r[i]!.length), h.length));
   const fmt = (r: string[]): string => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
   const summary = `${total} checked, ${rows.length} finding(s)${dryRun ? ' (dry-run: nothing was changed)' : ''}`;
   const progress = pending.length ? [`still in progress after ${wait} s (run again later): ${pending.join(', ')}`] : [];
   return rows.length ? [fmt(head), ...body.map(fmt), '', summary, ...progress].join('\n') : [`clean: ${summary}`, ...progress].join('\n');
 }
 
+/** An outcome's target as the engine keys its re-checks (`function|Kind/ns/name`). */
+function targetKey(o: Outcome): string {
+  return `${o.function ?? ''}|${o.target ?? ''}`;
+}
+
+/** Appends in a loop (`push(...items)` overflows the stack past ~150,000 items). */
+function append<T>(to: T[], items: T[]): void {
+  for (const item of items) to.push(item);
+}

@@ -57,6 +57,7 @@ export function createEngine(deps: EngineDeps): Engine {
   const seen = new RecentDigests(10_000);
   const kinds = new Set(functions.flatMap((f) => f.kinds));
   const requeuer = new Requeuer(1_000);
+  let closed = false;
   const mutex = new KeyedMutex();
   /** Requeued reconciles under way, their keys (drain waits for them). */
   const rechecking = new Map<Promise<void>, string>();
@@ -244,7 +245,7 @@ export function createEngine(deps: EngineDeps): Engine {
     async drain(untilMs) {
       drained = new Map();
       try {
-        while ((requeuer.size > 0 || rechecking.size > 0) && Date.now() < untilMs) {
+        while (!closed && (requeuer.size > 0 || rechecking.size > 0) && Date.now() < untilMs) {
           // A referenced timer keeps the process alive until the deadline (requeue timers are unref'd).
           await new Promise<void>((resolve) => {
             // At most setTimeout's limit (~24.8 days) per wait: a longer one fires at once, every time.
@@ -262,6 +263,7 @@ export function createEngine(deps: EngineDeps): Engine {
       }
     },
     close: () => {
+      closed = true;
       requeuer.close();
       // A drain under way returns now (what it waited for is dropped), not at its deadline.
       wake?.();

@@ -125,8 +125,11 @@ export class Requeuer {
   /** Longer waits are re-planned after this (setTimeout overflows past ~24.8 days and would fire at once). */
   static readonly MAX_DELAY_MS = 6 * 3_600_000;
 
+  private closed = false;
+
   schedule(key: string, delayMs: number, run: () => void): void {
-    if (this.timers.has(key) || this.timers.size >= this.max) return;
+    // Closed: nothing new starts (a re-check that ends after close() would otherwise queue another).
+    if (this.closed || this.timers.has(key) || this.timers.size >= this.max) return;
     const delay = Number.isFinite(delayMs) ? Math.min(Math.max(delayMs, 1_000), Requeuer.MAX_DELAY_MS) : Requeuer.MAX_DELAY_MS;
     const t = setTimeout(() => {
       this.timers.delete(key);
@@ -143,6 +146,7 @@ export class Requeuer {
     return this.timers.size;
   }
   close(): void {
+    this.closed = true;
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
   }

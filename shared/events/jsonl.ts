@@ -6,14 +6,17 @@ import { CloudEvent } from 'cloudevents';
 import { BadRequest } from './types.js';
 
 /**
- * The event lines of a stream, each with its place (`file:line`): blank lines and # comments are
- * skipped; lines end at \n, \r\n or a lone \r (JSON strings cannot hold a raw CR or LF).
+ * The event lines of a stream, each with its place (`file:line`), as written: lines end at \n,
+ * \r\n or a lone \r (JSON strings cannot hold a raw CR or LF); blank lines and # comments are
+ * skipped; only the file's byte order mark is dropped. A line is not trimmed: it is the body the
+ * HTTP door would get, and what the door rejects (a body starting with a space) a replay rejects.
  */
 export function jsonlLines(text: string, file = 'stream'): { at: string; text: string }[] {
   const out: { at: string; text: string }[] = [];
   text.split(/\r\n|\n|\r/).forEach((line, i) => {
-    const l = line.trim();
-    if (l && !l.startsWith('#')) out.push({ at: `${file}:${i + 1}`, text: l });
+    const l = i === 0 && line.startsWith('\ufeff') ? line.slice(1) : line;
+    const t = l.trim();
+    if (t && !t.startsWith('#')) out.push({ at: `${file}:${i + 1}`, text: l });
   });
   return out;
 }
