@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { ConfigError, loadConfig } from '../core/config.js';
+import { RECHECKED } from '../core/engine.js';
 import type { Outcome } from '../core/outcome.js';
 import type { AnyFunction } from '../core/types.js';
 import { decodeRequest } from '../events/decode.js';
@@ -52,9 +53,18 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
         output: { type: 'string', short: 'o', default: 'table' },
         help: { type: 'boolean', short: 'h' },
       },
+      tokens: true,
     });
   } catch (e) {
     io.err(`${e instanceof Error ? e.message : e}\n${USAGE}`);
+    return EXIT.usage;
+  }
+  // A flag that takes one value, given twice (`--namespace a --namespace b`): refused, not the last.
+  const given = new Map<string, number>();
+  for (const t of args.tokens ?? []) if (t.kind === 'option') given.set(t.name, (given.get(t.name) ?? 0) + 1);
+  const twice = ['namespace', 'wait', 'output'].filter((n) => (given.get(n) ?? 0) > 1);
+  if (twice.length) {
+    io.err(`${twice.map((n) => `--${n}`).join(', ')} given more than once: each takes one value\n${USAGE}`);
     return EXIT.usage;
   }
   const [cmd, file] = args.positionals;
@@ -104,6 +114,8 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
   let pending: string[] = [];
   const rejected: { at: string; error: string }[] = [];
   try {
+    // Every re-check's outcome counts, also one that finishes before the drain below starts.
+    if (!rt.config.dryRun) rt.engine.trackRechecks();
     if (cmd === 'sweep') {
       append(outcomes, await rt.engine.handle({ kind: 'sweep', ...(ns ? { namespace: ns } : {}), meta: { id: 'cli', source: 'olm-medic-cli', type: 'io.olm-medic.sweep' } }));
     } else {
@@ -111,11 +123,12 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
       // checks, the same 400s): a line that is not a valid event (a dead letter a Broker got a 400
       // for) is reported, and the replay goes on with the rest; so it does past a line whose
       // handling failed unexpectedly (a failed outcome, as the door's 500).
-      for (const { at, text } of jsonlLines(readFileSync(file!, 'utf8'), file)) {
+      for (const { at, text, bytes } of jsonlLines(readFileSync(file!), file)) {
         let trigger;
         try {
-          // The door's body limit too: a line it would answer 413 is not replayed either.
-          if (Buffer.byteLength(text) > rt.config.bodyLimitBytes) throw new BadRequest(413, `body exceeds the limit of ${rt.config.bodyLimitBytes} bytes (BODY_LIMIT_BYTES)`);
+          // The door's body limit too, on the line's bytes as the door counts them: a line it would
+          // answer 413 is not replayed either.
+          if (bytes > rt.config.bodyLimitBytes) throw new BadRequest(413, `body exceeds the limit of ${rt.config.bodyLimitBytes} bytes (BODY_LIMIT_BYTES)`);
           trigger = decodeRequest(STRUCTURED, text);
         } catch (e) {
           rejected.push({ at, error: e instanceof BadRequest ? e.message : `invalid CloudEvent: ${e instanceof Error ? e.message : e}` });
@@ -133,9 +146,10 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
     if (!rt.config.dryRun) {
       const followed = await rt.engine.drain(Date.now() + wait * 1000);
       // A target still waiting for its re-check is in progress, and so is one that asked for a
-      // re-check the engine never queued (its queue is bounded): never reported as finished.
+      // re-check (any outcome the engine re-checks) the engine never queued (its queue is bounded):
+      // never reported as finished.
       const rechecked = new Set(followed.rechecked.map(targetKey));
-      const unqueued = outcomes.filter((o) => o.status === 'requeued' && !rechecked.has(targetKey(o))).map(targetKey);
+      const unqueued = outcomes.filter((o) => o.requeueAfterSeconds && RECHECKED.includes(o.status) && !rechecked.has(targetKey(o))).map(targetKey);
       pending = [...new Set([...followed.pending, ...unqueued])];
       outcomes = latest(outcomes, followed.rechecked);
     }
@@ -164,7 +178,9 @@ function latest(first: Outcome[], rechecked: Outcome[]): Outcome[] {
   return first.map((o) => {
     const r = byKey.get(targetKey(o));
     if (!r) return o;
-    const quiet = r.status === 'noop' || r.status === 'gone';
+    // A quiet re-check keeps what the first pass did in view; one that did nothing (waited,
+    // deferred, refused) is replaced by it.
+    const quiet = (r.status === 'noop' || r.status === 'gone') && (o.status === 'acted' || o.status === 'dry-run');
     return quiet ? { ...o, requeueAfterSeconds: undefined, reason: `${o.reason}; then ${r.status}: ${r.reason}` } : { ...r, actions: [...(o.actions ?? []), ...(r.actions ?? [])] };
   });
 }

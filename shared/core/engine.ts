@@ -14,6 +14,9 @@ import type { ActionResult, Outcome } from './outcome.js';
 import { claimDigest, targetsOf, withoutHint, type AnyFunction, type FunctionOptions, type PlanContext, type PlanPolicy, type TargetRef } from './types.js';
 import { RecentDigests, Requeuer, KeyedMutex, forEachLimited } from './scheduling.js';
 
+/** Outcomes whose requeueAfterSeconds asks for a re-check. */
+export const RECHECKED: readonly string[] = ['requeued', 'acted', 'deferred', 'refused', 'rate-limited'];
+
 /** The longest delay setTimeout takes (2^31 - 1 ms); beyond it Node fires after 1 ms. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -48,7 +51,12 @@ export interface Engine {
    * (`function|Kind/namespace/name`).
    */
   drain(untilMs: number): Promise<{ rechecked: Outcome[]; pending: string[] }>;
-  /** Stops pending requeue timers (shutdown, tests). */
+  /**
+   * Records every re-check's outcome from now on, for the next drain() to return (the CLI calls it
+   * before its run: a re-check due during a long sweep finishes before the drain starts).
+   */
+  trackRechecks(): void;
+  /** Stops pending requeue timers (shutdown, tests); a re-check needed after it is a transient outcome. */
   close(): void;
 }
 
@@ -61,7 +69,7 @@ export function createEngine(deps: EngineDeps): Engine {
   const mutex = new KeyedMutex();
   /** Requeued reconciles under way, their keys (drain waits for them). */
   const rechecking = new Map<Promise<void>, string>();
-  /** While draining: the latest outcome of each re-checked target, and a wake-up for the drain loop. */
+  /** While tracking or draining: the latest outcome of each re-checked target, and a wake-up for the drain loop. */
   let drained: Map<string, Outcome> | undefined;
   let wake: (() => void) | undefined;
 
@@ -91,8 +99,8 @@ export function createEngine(deps: EngineDeps): Engine {
         const next = await reconcileOnce(fn, live);
         outcome = merge(outcome, next);
       }
-      if (outcome.requeueAfterSeconds && ['requeued', 'acted', 'deferred', 'refused', 'rate-limited'].includes(outcome.status)) {
-        requeuer.schedule(key, outcome.requeueAfterSeconds * 1000, () => {
+      if (outcome.requeueAfterSeconds && RECHECKED.includes(outcome.status)) {
+        const queued = requeuer.schedule(key, outcome.requeueAfterSeconds * 1000, () => {
           const p: Promise<void> = reconcile(fn, live)
             .then((o) => void drained?.set(key, o))
             .catch((e) => log.error({ err: e, fn: fn.name }, 'requeued reconcile failed'))
@@ -102,6 +110,9 @@ export function createEngine(deps: EngineDeps): Engine {
             });
           rechecking.set(p, key);
         });
+        // Shutting down: the re-check this target needs will not run here. Not a 2xx then, so the
+        // Broker redelivers the event to a replica that will look again.
+        if (queued === 'closed') return { ...outcome, status: 'transient', reason: `${outcome.reason}; olm-medic is shutting down before the re-check it needs`, requeueAfterSeconds: undefined };
       }
       return outcome;
     });
@@ -242,8 +253,11 @@ export function createEngine(deps: EngineDeps): Engine {
       if (trigger.kind === 'sweep') return handleSweep(trigger);
       return [{ status: 'ignored', reason: `event type ${trigger.meta.type} is not handled` }];
     },
+    trackRechecks() {
+      drained ??= new Map();
+    },
     async drain(untilMs) {
-      drained = new Map();
+      drained ??= new Map();
       try {
         while (!closed && (requeuer.size > 0 || rechecking.size > 0) && Date.now() < untilMs) {
           // A referenced timer keeps the process alive until the deadline (requeue timers are unref'd).

@@ -127,9 +127,12 @@ export class Requeuer {
 
   private closed = false;
 
-  schedule(key: string, delayMs: number, run: () => void): void {
+  /** Whether the re-check is queued ('queued', or 'already' for the key), or why not. */
+  schedule(key: string, delayMs: number, run: () => void): 'queued' | 'already' | 'full' | 'closed' {
     // Closed: nothing new starts (a re-check that ends after close() would otherwise queue another).
-    if (this.closed || this.timers.has(key) || this.timers.size >= this.max) return;
+    if (this.closed) return 'closed';
+    if (this.timers.has(key)) return 'already';
+    if (this.timers.size >= this.max) return 'full';
     const delay = Number.isFinite(delayMs) ? Math.min(Math.max(delayMs, 1_000), Requeuer.MAX_DELAY_MS) : Requeuer.MAX_DELAY_MS;
     const t = setTimeout(() => {
       this.timers.delete(key);
@@ -137,6 +140,7 @@ export class Requeuer {
     }, delay);
     t.unref();
     this.timers.set(key, t);
+    return 'queued';
   }
   /** Keys of the re-checks scheduled and not yet started. */
   keys(): string[] {

@@ -41,6 +41,7 @@ function gatedEngine() {
     wants: (_a, k) => k === 'Job' || k === 'Node',
     isDuplicate: () => false,
     reconcile: async () => ({ status: 'noop', reason: '' }),
+    trackRechecks: () => undefined,
     drain: async () => ({ rechecked: [], pending: [] }),
     close: () => {},
   };

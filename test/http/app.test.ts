@@ -30,6 +30,7 @@ class StubEngine implements Engine {
   isDuplicate(): boolean {
     return false;
   }
+  trackRechecks(): void {}
   async drain(): Promise<{ rechecked: Outcome[]; pending: string[] }> {
     return { rechecked: [], pending: [] };
   }
