@@ -145,13 +145,19 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
     // Finish what the run started: follow the re-checks it scheduled (a dry run starts nothing).
     if (!rt.config.dryRun) {
       const followed = await rt.engine.drain(Date.now() + wait * 1000);
-      // A target still waiting for its re-check is in progress, and so is one that asked for a
-      // re-check (any outcome the engine re-checks) the engine never queued (its queue is bounded):
-      // never reported as finished.
+      // A target still waiting for its re-check is in progress, and so is one whose latest word (its
+      // last look in the run, or the re-check after it) asked for a re-check that never ran (the
+      // engine's queue is bounded): never reported as finished. The engine keeps only re-checks
+      // made after a target's last look.
       const rechecked = new Set(followed.rechecked.map(targetKey));
-      const unqueued = outcomes.filter((o) => o.requeueAfterSeconds && RECHECKED.includes(o.status) && !rechecked.has(targetKey(o))).map(targetKey);
+      const last = new Map<string, number>();
+      outcomes.forEach((o, i) => last.set(targetKey(o), i));
+      const unqueued = [
+        ...outcomes.filter((o, i) => last.get(targetKey(o)) === i && asksRecheck(o) && !rechecked.has(targetKey(o))),
+        ...followed.rechecked.filter(asksRecheck),
+      ].map(targetKey);
       pending = [...new Set([...followed.pending, ...unqueued])];
-      outcomes = latest(outcomes, followed.rechecked);
+      outcomes = latest(outcomes, followed.rechecked, last);
     }
   } catch (e) {
     io.err(`${cmd} failed: ${e instanceof Error ? e.message : e}`);
@@ -170,18 +176,22 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
 }
 
 /**
- * Each target's latest outcome: a re-check replaces the first outcome of the same target, but what
- * the first did stays visible (a re-check that finds nothing left to do still reports "acted").
+ * Each target's latest outcome: a later look at a target leaves its earlier outcome only if that
+ * one acted; a re-check replaces the target's last outcome of the run, but what that one did stays visible (a re-check that finds nothing left to do after an action still
+ * reports "acted"; after only waiting, deferring or refusing, the re-check's own outcome stands).
  */
-function latest(first: Outcome[], rechecked: Outcome[]): Outcome[] {
+function latest(first: Outcome[], rechecked: Outcome[], last: Map<string, number>): Outcome[] {
   const byKey = new Map(rechecked.map((o) => [targetKey(o), o]));
-  return first.map((o) => {
+  return first.flatMap((o, i) => {
+    // A target looked at again later in the run: its earlier outcome stays only for what it did.
+    if (o.function && o.target && last.get(targetKey(o)) !== i) return o.status === 'acted' || o.status === 'dry-run' ? [o] : [];
+    // A re-check follows the target's last look only.
     const r = byKey.get(targetKey(o));
-    if (!r) return o;
+    if (!r) return [o];
     // A quiet re-check keeps what the first pass did in view; one that did nothing (waited,
     // deferred, refused) is replaced by it.
     const quiet = (r.status === 'noop' || r.status === 'gone') && (o.status === 'acted' || o.status === 'dry-run');
-    return quiet ? { ...o, requeueAfterSeconds: undefined, reason: `${o.reason}; then ${r.status}: ${r.reason}` } : { ...r, actions: [...(o.actions ?? []), ...(r.actions ?? [])] };
+    return [quiet ? { ...o, requeueAfterSeconds: undefined, reason: `${o.reason}; then ${r.status}: ${r.reason}` } : { ...r, actions: [...(o.actions ?? []), ...(r.actions ?? [])] }];
   });
 }
 
@@ -200,6 +210,11 @@ function table(rows: Outcome[], total: number, dryRun: boolean, pending: string[
   const summary = `${total} checked, ${rows.length} finding(s)${dryRun ? ' (dry-run: nothing was changed)' : ''}`;
   const progress = pending.length ? [`still in progress after ${wait} s (run again later): ${pending.join(', ')}`] : [];
   return rows.length ? [fmt(head), ...body.map(fmt), '', summary, ...progress].join('\n') : [`clean: ${summary}`, ...progress].join('\n');
+}
+
+/** Whether an outcome asks the engine for a re-check. */
+function asksRecheck(o: Outcome): boolean {
+  return Boolean(o.requeueAfterSeconds) && RECHECKED.includes(o.status);
 }
 
 /** An outcome's target as the engine keys its re-checks (`function|Kind/ns/name`). */

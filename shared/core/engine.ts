@@ -10,12 +10,15 @@ import { KubeError } from '../kube/errors.js';
 import { InvalidValue } from '../kube/validate.js';
 import { refString, type Reader, type Ref } from '../kube/types.js';
 import type { Execute } from './executor.js';
-import type { ActionResult, Outcome } from './outcome.js';
+import { worst, type ActionResult, type Outcome } from './outcome.js';
 import { claimDigest, targetsOf, withoutHint, type AnyFunction, type FunctionOptions, type PlanContext, type PlanPolicy, type TargetRef } from './types.js';
 import { RecentDigests, Requeuer, KeyedMutex, forEachLimited } from './scheduling.js';
 
 /** Outcomes whose requeueAfterSeconds asks for a re-check. */
 export const RECHECKED: readonly string[] = ['requeued', 'acted', 'deferred', 'refused', 'rate-limited'];
+
+/** Outcomes the Broker retries (429, 5xx). */
+const RETRIED: readonly string[] = ['rate-limited', 'transient', 'failed'];
 
 /** The longest delay setTimeout takes (2^31 - 1 ms); beyond it Node fires after 1 ms. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -79,9 +82,21 @@ export function createEngine(deps: EngineDeps): Engine {
     // function, instead of waiting for its next event. One level deep, never recursive.
     if (chain) {
       const held = (outcome.actions ?? []).flatMap((a) => (a.held ? [a.held] : []));
+      let retry: { fn: string; next: Outcome } | undefined;
       for (const h of held) {
         const t = { kind: 'resource' as const, verb: 'update' as const, mode: 'reference' as const, ref: h, meta: { id: 'held', source: 'olm-medic', type: 'io.olm-medic.held' } };
-        for (const f of functions) for (const r of targetsOf(f, t)) await reconcile(f, r, false);
+        for (const f of functions) {
+          for (const r of targetsOf(f, t)) {
+            const next = unpromised(await reconcile(f, r, false));
+            if (RETRIED.includes(next.status) && (!retry || worst([retry.next, next]) !== retry.next.status)) retry = { fn: f.name, next };
+          }
+        }
+      }
+      // A follow-up that must be retried (failed, transient, rate-limited) makes the event's answer
+      // say so: a 2xx would leave the held object unlooked-at until its next event.
+      if (retry && worst([outcome, retry.next]) !== outcome.status) {
+        const { fn: name, next } = retry;
+        return { ...outcome, status: next.status, reason: `${outcome.reason}; then ${name} ${next.target ?? ''}: ${next.reason}`, ...(next.requeueAfterSeconds ? { requeueAfterSeconds: next.requeueAfterSeconds } : {}) };
       }
     }
     return outcome;
@@ -99,8 +114,10 @@ export function createEngine(deps: EngineDeps): Engine {
         const next = await reconcileOnce(fn, live);
         outcome = merge(outcome, next);
       }
+      // This look supersedes any re-check of the target recorded before it (the CLI's latest word).
+      drained?.delete(key);
       if (outcome.requeueAfterSeconds && RECHECKED.includes(outcome.status)) {
-        const queued = requeuer.schedule(key, outcome.requeueAfterSeconds * 1000, () => {
+        requeuer.schedule(key, outcome.requeueAfterSeconds * 1000, () => {
           const p: Promise<void> = reconcile(fn, live)
             .then((o) => void drained?.set(key, o))
             .catch((e) => log.error({ err: e, fn: fn.name }, 'requeued reconcile failed'))
@@ -110,9 +127,6 @@ export function createEngine(deps: EngineDeps): Engine {
             });
           rechecking.set(p, key);
         });
-        // Shutting down: the re-check this target needs will not run here. Not a 2xx then, so the
-        // Broker redelivers the event to a replica that will look again.
-        if (queued === 'closed') return { ...outcome, status: 'transient', reason: `${outcome.reason}; olm-medic is shutting down before the re-check it needs`, requeueAfterSeconds: undefined };
       }
       return outcome;
     });
@@ -219,7 +233,7 @@ export function createEngine(deps: EngineDeps): Engine {
     const targets = chosen.flatMap((fn) => targetsOf(fn, t).map((ref) => [fn, ref] as const));
     const work = targets.map(([fn, ref]) => reconcile(fn, ref));
     if (work.length === 0) return [{ status: 'ignored', reason: `no function handles ${t.ref.kind} ${t.verb}` }];
-    const outcomes = await Promise.all(work);
+    const outcomes = (await Promise.all(work)).map(unpromised);
     if (dedupKey && outcomes.every((o) => o.status !== 'transient' && o.status !== 'failed' && o.status !== 'rate-limited')) seen.add(dedupKey);
     return outcomes;
   }
@@ -237,7 +251,17 @@ export function createEngine(deps: EngineDeps): Engine {
       }
     }
     if (outcomes.length === 0) outcomes.push({ status: 'noop', reason: 'sweep found nothing to check' });
-    return outcomes;
+    return outcomes.map(unpromised);
+  }
+
+  /**
+   * Closed (shutting down): an outcome that needs a re-check will not get one here (its timer is
+   * cleared or never set), so it is transient: not a 2xx, and the Broker redelivers the event to a
+   * replica that will look again.
+   */
+  function unpromised(o: Outcome): Outcome {
+    if (!closed || !o.requeueAfterSeconds || !RECHECKED.includes(o.status)) return o;
+    return { ...o, status: 'transient', reason: `${o.reason}; olm-medic is shutting down before the re-check it needs`, requeueAfterSeconds: undefined };
   }
 
   return {
