@@ -182,17 +182,23 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
  */
 function latest(first: Outcome[], rechecked: Outcome[], last: Map<string, number>): Outcome[] {
   const byKey = new Map(rechecked.map((o) => [targetKey(o), o]));
-  return first.flatMap((o, i) => {
+  // A re-check of a target with no row of its own is a row (its failure must not vanish).
+  const unseen: Outcome[] = [];
+  for (const [k, r] of byKey) if (!last.has(k)) for (const o of [r, ...(r.followUps ?? [])]) unseen.push(o);
+  const rows = first.flatMap((o, i) => {
     // A target looked at again later in the run: its earlier outcome stays only for what it did.
     if (o.function && o.target && last.get(targetKey(o)) !== i) return o.status === 'acted' || o.status === 'dry-run' ? [o] : [];
     // A re-check follows the target's last look only.
     const r = byKey.get(targetKey(o));
     if (!r) return [o];
-    // A quiet re-check keeps what the first pass did in view; one that did nothing (waited,
-    // deferred, refused) is replaced by it.
-    const quiet = (r.status === 'noop' || r.status === 'gone') && (o.status === 'acted' || o.status === 'dry-run');
-    return [quiet ? { ...o, requeueAfterSeconds: undefined, reason: `${o.reason}; then ${r.status}: ${r.reason}` } : { ...r, actions: [...(o.actions ?? []), ...(r.actions ?? [])] }];
+    // A quiet re-check keeps what the first pass did in view (its actions, and a failure of the
+    // follow-ups they led to); one that did nothing (waited, deferred, refused) is replaced by it.
+    const quiet = (r.status === 'noop' || r.status === 'gone') && (o.status === 'acted' || o.status === 'dry-run' || (o.actions?.length ?? 0) > 0);
+    const { followUps, ...rest } = r;
+    return [quiet ? { ...o, requeueAfterSeconds: undefined, reason: `${o.reason}; then ${r.status}: ${r.reason}` } : { ...rest, actions: [...(o.actions ?? []), ...(r.actions ?? [])] }, ...(followUps ?? [])];
   });
+  for (const o of unseen) rows.push(o);
+  return rows;
 }
 
 function table(rows: Outcome[], total: number, dryRun: boolean, pending: string[], wait: number): string {
@@ -222,7 +228,13 @@ function targetKey(o: Outcome): string {
   return `${o.function ?? ''}|${o.target ?? ''}`;
 }
 
-/** Appends in a loop (`push(...items)` overflows the stack past ~150,000 items). */
-function append<T>(to: T[], items: T[]): void {
-  for (const item of items) to.push(item);
+/**
+ * Appends outcomes in a loop (`push(...items)` overflows the stack past ~150,000 items), each
+ * followed by the immediate looks at what it left held, as rows of their own targets.
+ */
+function append(to: Outcome[], items: Outcome[]): void {
+  for (const { followUps, ...item } of items) {
+    to.push(item);
+    for (const f of followUps ?? []) to.push(f);
+  }
 }

@@ -74,31 +74,38 @@ export function createEngine(deps: EngineDeps): Engine {
   const rechecking = new Map<Promise<void>, string>();
   /** While tracking or draining: the latest outcome of each re-checked target, and a wake-up for the drain loop. */
   let drained: Map<string, Outcome> | undefined;
+  /** While tracking: how many looks each target has had (a re-check records only if it was the last). */
+  const looks = new Map<string, number>();
   let wake: (() => void) | undefined;
 
-  async function reconcile(fn: AnyFunction, ref: Ref, chain = true): Promise<Outcome> {
-    const outcome = await reconcileKey(fn, ref);
+  /**
+   * One target's reconcile, then the immediate looks at what its actions left held. `recheck`: a
+   * requeued re-check, whose outcome is recorded for the CLI (tracking) unless the target was
+   * looked at again meanwhile (a later look is its latest word).
+   */
+  async function reconcile(fn: AnyFunction, ref: Ref, chain = true, recheck = false): Promise<Outcome> {
+    const key = `${fn.name}|${refString(ref)}`;
+    let outcome = await reconcileKey(fn, ref);
+    const look = looks.get(key);
     // An object we deleted is still held by a finalizer (maybe ours): check it now, for every
     // function, instead of waiting for its next event. One level deep, never recursive.
     if (chain) {
       const held = (outcome.actions ?? []).flatMap((a) => (a.held ? [a.held] : []));
-      let retry: { fn: string; next: Outcome } | undefined;
+      const followUps: Outcome[] = [];
       for (const h of held) {
         const t = { kind: 'resource' as const, verb: 'update' as const, mode: 'reference' as const, ref: h, meta: { id: 'held', source: 'olm-medic', type: 'io.olm-medic.held' } };
-        for (const f of functions) {
-          for (const r of targetsOf(f, t)) {
-            const next = unpromised(await reconcile(f, r, false));
-            if (RETRIED.includes(next.status) && (!retry || worst([retry.next, next]) !== retry.next.status)) retry = { fn: f.name, next };
-          }
-        }
+        for (const f of functions) for (const r of targetsOf(f, t)) followUps.push(unpromised(await reconcile(f, r, false)));
       }
       // A follow-up that must be retried (failed, transient, rate-limited) makes the event's answer
-      // say so: a 2xx would leave the held object unlooked-at until its next event.
-      if (retry && worst([outcome, retry.next]) !== outcome.status) {
-        const { fn: name, next } = retry;
-        return { ...outcome, status: next.status, reason: `${outcome.reason}; then ${name} ${next.target ?? ''}: ${next.reason}`, ...(next.requeueAfterSeconds ? { requeueAfterSeconds: next.requeueAfterSeconds } : {}) };
-      }
+      // say so: a 2xx would leave the held object unlooked-at until its next event. (Its own re-check,
+      // if any, is queued under its own target, so the event's outcome keeps its own requeue.)
+      const retry = followUps.filter((o) => RETRIED.includes(o.status));
+      const w = worst(retry);
+      const next = retry.find((o) => o.status === w);
+      if (next && worst([outcome, next]) !== outcome.status) outcome = { ...outcome, status: next.status, reason: `${outcome.reason}; then ${next.function ?? ''} ${next.target ?? ''}: ${next.reason}` };
+      if (followUps.length) outcome = { ...outcome, followUps };
     }
+    if (recheck && drained && looks.get(key) === look) drained.set(key, outcome);
     return outcome;
   }
 
@@ -114,12 +121,16 @@ export function createEngine(deps: EngineDeps): Engine {
         const next = await reconcileOnce(fn, live);
         outcome = merge(outcome, next);
       }
-      // This look supersedes any re-check of the target recorded before it (the CLI's latest word).
-      drained?.delete(key);
+      // This look supersedes any re-check of the target recorded before it (the CLI's latest word),
+      // also one still finishing its held follow-ups.
+      if (drained) {
+        drained.delete(key);
+        looks.set(key, (looks.get(key) ?? 0) + 1);
+      }
       if (outcome.requeueAfterSeconds && RECHECKED.includes(outcome.status)) {
         requeuer.schedule(key, outcome.requeueAfterSeconds * 1000, () => {
-          const p: Promise<void> = reconcile(fn, live)
-            .then((o) => void drained?.set(key, o))
+          const p: Promise<void> = reconcile(fn, live, true, true)
+            .then(() => undefined)
             .catch((e) => log.error({ err: e, fn: fn.name }, 'requeued reconcile failed'))
             .finally(() => {
               rechecking.delete(p);

@@ -29,6 +29,8 @@ export interface Outcome {
   reason: string;
   actions?: ActionResult[];
   requeueAfterSeconds?: number;
+  /** The immediate looks at objects its actions left held by a finalizer (each its own target). */
+  followUps?: Outcome[];
 }
 
 // Strictly ordered, so the answer never depends on the order outcomes arrive in.
