@@ -162,10 +162,12 @@ describe('node failure healed from Pod events alone (the shipped source watches 
     await eventually(async () => !(await admin.get(ref(doomed.pod))), `the stuck catalog pod to be force-deleted\n${server.output().slice(-3000)}`, 45_000);
     const entries = audit().filter((e) => e.objectRef?.resource === 'pods' && e.objectRef?.name === doomed.pod.metadata.name && e.verb === 'delete');
     // Kubernetes' taint eviction asked first; the delete that removed it was olm-medic's, as the shipped SA.
-    expect(entries.map((e) => [e.user?.username, e.responseStatus?.code])).toEqual([
-      [KCM_USER, 200],
-      [SHIPPED_USER, 200],
-    ]);
+    // Between them only olm-medic's precondition failures (409: the pod changed under its plan, and it
+    // re-planned from live state; seen in CI once), never a second successful delete.
+    const deletes = entries.map((e) => [e.user?.username, e.responseStatus?.code]);
+    expect(deletes[0]).toEqual([KCM_USER, 200]);
+    expect(deletes.at(-1)).toEqual([SHIPPED_USER, 200]);
+    expect(deletes.slice(1, -1).filter(([u, c]) => u !== SHIPPED_USER || c !== 409), JSON.stringify(deletes)).toEqual([]);
     const events = await eventually(async () => {
       const list: KubeObject[] = [];
       for await (const e of admin.list('events.k8s.io/v1', 'Event', { namespace: ns, labelSelector: 'app.kubernetes.io/managed-by=olm-medic' })) list.push(e);
