@@ -14,9 +14,7 @@
  *   7 an invalid `sweep --namespace` was exit 3 (every function "refused"), not a usage error.
  * The cluster is a closed port (no function here reads it).
  */
-import { createServer, type RequestListener } from 'node:http';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../shared/cli/run.js';
@@ -24,13 +22,9 @@ import { decodeRequest } from '../../shared/events/decode.js';
 import type { AnyFunction } from '../../shared/core/types.js';
 import { allFunctions } from '../../functions/index.js';
 import { testEngine, twoDoors } from '../support/doors.js';
+import { runCliCaptured, unreachableCluster, postStructured } from '../support/cli.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'olm-medic-cli-attack-'));
-const KUBECONFIG = join(dir, 'kubeconfig');
-writeFileSync(
-  KUBECONFIG,
-  'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}\nusers:\n- name: u\n  user: {token: x}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n',
-);
+const { dir, kubeconfig: KUBECONFIG } = unreachableCluster('olm-medic-cli-attack-');
 
 interface Report {
   rejected: { at: string; error: string }[];
@@ -46,25 +40,10 @@ function file(content: string): string {
 }
 
 async function cli(args: string[], fns: AnyFunction[] = allFunctions, env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(args, { out: (s) => out.push(s), err: (s) => err.push(s), env: { KUBECONFIG, ...env } }, fns);
-  return { code, out: out.join(''), err: err.join('\n') };
+  return runCliCaptured(args, fns, { KUBECONFIG, ...env });
 }
 
-/** POSTs a structured-mode body to an in-process listener; returns the status. */
-async function post(listener: RequestListener, body: string): Promise<number> {
-  const srv = createServer(listener);
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  try {
-    const { port } = srv.address() as { port: number };
-    const res = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-type': 'application/cloudevents+json' }, body });
-    await res.text();
-    return res.status;
-  } finally {
-    srv.close();
-  }
-}
+const post = postStructured;
 
 const ip = { apiVersion: 'operators.coreos.com/v1alpha1', kind: 'InstallPlan', name: 'install-abc', namespace: 'ns1' };
 const refEvent = (extra: Record<string, unknown> = {}): string =>

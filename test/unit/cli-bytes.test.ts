@@ -3,34 +3,17 @@
  * crash"; this failed on a39c4e0): the replay measures a line's size after decoding the file as UTF-8 (each
  * invalid byte becomes U+FFFD, 3 bytes); the door measures the bytes it received.
  */
-import { createServer, type RequestListener } from 'node:http';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../shared/cli/run.js';
 import type { AnyFunction } from '../../shared/core/types.js';
 import { testEngine, twoDoors } from '../support/doors.js';
+import { unreachableCluster, postStructured } from '../support/cli.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'olm-medic-cli-bytes-'));
-const KUBECONFIG = join(dir, 'kubeconfig');
-writeFileSync(
-  KUBECONFIG,
-  'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}\nusers:\n- name: u\n  user: {token: x}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n',
-);
+const { dir, kubeconfig: KUBECONFIG } = unreachableCluster('olm-medic-cli-bytes-');
 
-async function post(listener: RequestListener, body: Buffer): Promise<number> {
-  const srv = createServer(listener);
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  try {
-    const { port } = srv.address() as { port: number };
-    const res = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-type': 'application/cloudevents+json' }, body });
-    await res.text();
-    return res.status;
-  } finally {
-    srv.close();
-  }
-}
+const post = postStructured;
 
 const fn = {
   name: 'fake',

@@ -3,12 +3,12 @@
  * the CLI reports it. The runtime's engine is
  * swapped for one over a fake executor that reports `held` deletes (no cluster).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../shared/cli/run.js';
 import type { AnyFunction } from '../../shared/core/types.js';
+import { unreachableCluster } from '../support/cli.js';
 
 const fake = vi.hoisted(() => ({ execute: undefined as unknown }));
 vi.mock('../../shared/wiring.js', async (orig) => {
@@ -36,12 +36,7 @@ vi.mock('../../shared/wiring.js', async (orig) => {
   };
 });
 
-const dir = mkdtempSync(join(tmpdir(), 'olm-medic-cli-held-'));
-const KUBECONFIG = join(dir, 'kubeconfig');
-writeFileSync(
-  KUBECONFIG,
-  'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}\nusers:\n- name: u\n  user: {token: x}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n',
-);
+const { dir, kubeconfig: KUBECONFIG } = unreachableCluster('olm-medic-cli-held-');
 interface Report {
   outcomes: { function?: string; target?: string; status: string; reason: string }[];
   inProgress: string[];

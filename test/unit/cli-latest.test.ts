@@ -2,29 +2,20 @@
  * Red team round 4 of the CLI (a helper given the code; each failed on 3c32ddd): latest() and the
  * pending rule.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../../shared/cli/run.js';
 import type { AnyFunction } from '../../shared/core/types.js';
+import { runCliCaptured, unreachableCluster } from '../support/cli.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'olm-medic-cli-latest-'));
-const KUBECONFIG = join(dir, 'kubeconfig');
-writeFileSync(
-  KUBECONFIG,
-  'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}\nusers:\n- name: u\n  user: {token: x}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n',
-);
+const { dir, kubeconfig: KUBECONFIG } = unreachableCluster('olm-medic-cli-latest-');
 
 interface Report {
   outcomes: { function?: string; target?: string; status: string; reason: string }[];
   inProgress: string[];
 }
 async function cli(args: string[], fns: AnyFunction[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(args, { out: (s) => out.push(s), err: (s) => err.push(s), env: { KUBECONFIG } }, fns);
-  return { code, out: out.join(''), err: err.join('\n') };
+  return runCliCaptured(args, fns, { KUBECONFIG });
 }
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const line = (id: string, name: string): string =>

@@ -4,24 +4,16 @@
  * and repeated single-value flags.
  */
 import { createServer } from 'node:http';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../../shared/cli/run.js';
 import type { AnyFunction } from '../../shared/core/types.js';
+import { runCliCaptured, unreachableCluster } from '../support/cli.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'olm-medic-cli-queue-'));
-const KUBECONFIG = join(dir, 'kubeconfig');
-const KUBECONFIG_TEXT =
-  'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}\nusers:\n- name: u\n  user: {token: x}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n';
-writeFileSync(KUBECONFIG, KUBECONFIG_TEXT);
+const { dir, kubeconfig: KUBECONFIG } = unreachableCluster('olm-medic-cli-queue-');
 
 async function cli(args: string[], fns: AnyFunction[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(args, { out: (s) => out.push(s), err: (s) => err.push(s), env: { KUBECONFIG, SWEEP_CONCURRENCY: '64', ...env } }, fns);
-  return { code, out: out.join(''), err: err.join('\n') };
+  return runCliCaptured(args, fns, { KUBECONFIG, SWEEP_CONCURRENCY: '64', ...env });
 }
 
 /** Sweeps n ConfigMaps, each deferred once with an 8 s re-check (after the sweep ends), then noop. */
@@ -56,7 +48,7 @@ describe('H2: a deferred target whose re-check the queue (1,000) dropped is in p
     });
     await new Promise<void>((r) => api.listen(0, '127.0.0.1', r));
     const kc = join(dir, 'kc-fast');
-    writeFileSync(kc, KUBECONFIG_TEXT.replace('https://127.0.0.1:1', `http://127.0.0.1:${(api.address() as { port: number }).port}`));
+    writeFileSync(kc, readFileSync(KUBECONFIG, 'utf8').replace('https://127.0.0.1:1', `http://127.0.0.1:${(api.address() as { port: number }).port}`));
     const t0 = Date.now();
     const r = await cli(['sweep', '-o', 'json', '--wait', '20'], [deferOnce(1001)], { KUBECONFIG: kc });
     api.close();

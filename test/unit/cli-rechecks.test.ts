@@ -2,19 +2,11 @@
  * Red team round 3 (a helper given the code and "make olm-medic write to the wrong object, or
  * crash"; this failed on a39c4e0): the CLI's pending / re-check bookkeeping after engine.drain.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../../shared/cli/run.js';
 import type { AnyFunction } from '../../shared/core/types.js';
+import { runCliCaptured, unreachableCluster } from '../support/cli.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'olm-medic-cli-'));
-const KUBECONFIG = join(dir, 'kubeconfig');
-writeFileSync(
-  KUBECONFIG,
-  'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}\nusers:\n- name: u\n  user: {token: x}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n',
-);
+const { dir, kubeconfig: KUBECONFIG } = unreachableCluster('olm-medic-cli-');
 
 interface Report {
   outcomes: { function?: string; target?: string; status: string; reason: string }[];
@@ -23,10 +15,7 @@ interface Report {
 }
 
 async function cli(args: string[], fns: AnyFunction[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(args, { out: (s) => out.push(s), err: (s) => err.push(s), env: { KUBECONFIG, ...env } }, fns);
-  return { code, out: out.join(''), err: err.join('\n') };
+  return runCliCaptured(args, fns, { KUBECONFIG, ...env });
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

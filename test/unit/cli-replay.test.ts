@@ -8,8 +8,7 @@
  * TypeError that aborted the replay with no report; a file with lone-CR line ends was one line;
  * and `--wait` past setTimeout's range made the drain wake every millisecond.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../shared/cli/run.js';
@@ -17,13 +16,9 @@ import { decodeRequest } from '../../shared/events/decode.js';
 import type { AnyFunction } from '../../shared/core/types.js';
 import { allFunctions } from '../../functions/index.js';
 import { testEngine } from '../support/doors.js';
+import { unreachableCluster } from '../support/cli.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'olm-medic-replay-'));
-const KUBECONFIG = join(dir, 'kubeconfig');
-writeFileSync(
-  KUBECONFIG,
-  'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}\nusers:\n- name: u\n  user: {token: x}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n',
-);
+const { dir, kubeconfig: KUBECONFIG } = unreachableCluster('olm-medic-replay-');
 
 interface Report {
   rejected: { at: string; error: string }[];

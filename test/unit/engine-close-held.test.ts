@@ -2,23 +2,12 @@
  * Red team round 4 (a helper given the code; each failed on 3c32ddd): engine.close() and the HTTP
  * answers, and the held follow-up chain.
  */
-import { createServer, type RequestListener } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import type { AnyFunction } from '../../shared/core/types.js';
 import { testEngine, twoDoors } from '../support/doors.js';
+import { postStructured } from '../support/cli.js';
 
-async function post(listener: RequestListener, body: string, during?: () => void): Promise<number> {
-  const srv = createServer(listener);
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  try {
-    const { port } = srv.address() as { port: number };
-    const res = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-type': 'application/cloudevents+json' }, body });
-    await res.text();
-    return res.status;
-  } finally {
-    srv.close();
-  }
-}
+const post = postStructured;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const ev = (name: string): string =>
   JSON.stringify({ specversion: '1.0', id: `e-${name}`, source: '/apis/v1', type: 'dev.knative.apiserver.ref.update', datacontenttype: 'application/json', data: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name } });

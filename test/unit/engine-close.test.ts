@@ -4,23 +4,12 @@
  * waits up to 10 s for server.close). Requests still arriving (keep-alive connections) are handled;
  * one whose outcome is "requeued" is answered 202 although the closed Requeuer drops its re-check.
  */
-import { createServer, type RequestListener } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import type { AnyFunction } from '../../shared/core/types.js';
 import { testEngine, twoDoors } from '../support/doors.js';
+import { postStructured } from '../support/cli.js';
 
-async function post(listener: RequestListener, body: string): Promise<number> {
-  const srv = createServer(listener);
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  try {
-    const { port } = srv.address() as { port: number };
-    const res = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-type': 'application/cloudevents+json' }, body });
-    await res.text();
-    return res.status;
-  } finally {
-    srv.close();
-  }
-}
+const post = postStructured;
 
 describe('H5: after engine.close(), a "requeued" answer must not promise a re-check that never comes', () => {
   it('either the re-check runs, or the Broker is told to redeliver (not 2xx)', async () => {
