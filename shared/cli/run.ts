@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { ConfigError, loadConfig } from '../core/config.js';
-import { RECHECKED } from '../core/engine.js';
+import { asksRecheck } from '../core/engine.js';
 import type { Outcome } from '../core/outcome.js';
 import type { AnyFunction } from '../core/types.js';
 import { decodeRequest } from '../events/decode.js';
@@ -216,11 +216,6 @@ function table(rows: Outcome[], total: number, dryRun: boolean, pending: string[
   const summary = `${total} checked, ${rows.length} finding(s)${dryRun ? ' (dry-run: nothing was changed)' : ''}`;
   const progress = pending.length ? [`still in progress after ${wait} s (run again later): ${pending.join(', ')}`] : [];
   return rows.length ? [fmt(head), ...body.map(fmt), '', summary, ...progress].join('\n') : [`clean: ${summary}`, ...progress].join('\n');
-}
-
-/** Whether an outcome asks the engine for a re-check. */
-function asksRecheck(o: Outcome): boolean {
-  return Boolean(o.requeueAfterSeconds) && RECHECKED.includes(o.status);
 }
 
 /** An outcome's target as the engine keys its re-checks (`function|Kind/ns/name`). */

@@ -15,7 +15,12 @@ import { claimDigest, targetsOf, withoutHint, type AnyFunction, type FunctionOpt
 import { RecentDigests, Requeuer, KeyedMutex, forEachLimited } from './scheduling.js';
 
 /** Outcomes whose requeueAfterSeconds asks for a re-check. */
-export const RECHECKED: readonly string[] = ['requeued', 'acted', 'deferred', 'refused', 'rate-limited'];
+const RECHECKED: readonly string[] = ['requeued', 'acted', 'deferred', 'refused', 'rate-limited'];
+
+/** Whether an outcome asks the engine for a re-check (the engine queues one; the CLI waits for it). */
+export function asksRecheck(o: Outcome): boolean {
+  return Boolean(o.requeueAfterSeconds) && RECHECKED.includes(o.status);
+}
 
 /** Outcomes the Broker retries (429, 5xx). */
 const RETRIED: readonly string[] = ['rate-limited', 'transient', 'failed'];
@@ -127,7 +132,7 @@ export function createEngine(deps: EngineDeps): Engine {
         drained.delete(key);
         looks.set(key, (looks.get(key) ?? 0) + 1);
       }
-      if (outcome.requeueAfterSeconds && RECHECKED.includes(outcome.status)) {
+      if (asksRecheck(outcome) && outcome.requeueAfterSeconds) {
         requeuer.schedule(key, outcome.requeueAfterSeconds * 1000, () => {
           const p: Promise<void> = reconcile(fn, live, true, true)
             .then(() => undefined)
@@ -271,7 +276,7 @@ export function createEngine(deps: EngineDeps): Engine {
    * replica that will look again.
    */
   function unpromised(o: Outcome): Outcome {
-    if (!closed || !o.requeueAfterSeconds || !RECHECKED.includes(o.status)) return o;
+    if (!closed || !asksRecheck(o)) return o;
     return { ...o, status: 'transient', reason: `${o.reason}; olm-medic is shutting down before the re-check it needs`, requeueAfterSeconds: undefined };
   }
 
