@@ -4,7 +4,7 @@
  *   olm-medic replay FILE.jsonl [--dry-run] [--function NAME]... [--wait SECONDS] [-o table|json]
  * A run finishes what it starts: targets that asked to be looked at again (waiting for garbage
  * collection, a fence, OLM's own retry) are re-checked when due, for up to --wait seconds (default
- * 120; 0: not at all); each row shows a target's latest outcome.
+ * 120; 0: not at all); each row is one target, folded from every look at it.
  * A replay reads each line on its own: a line that is not a valid event is named on stderr (and in
  * the JSON's `rejected`), the other events are handled, and the exit code is 1.
  * Exit codes: 0 clean (nothing to do), 3 acted (or would have, in dry-run) and finished, 4 still in
@@ -114,8 +114,9 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
   let pending: string[] = [];
   const rejected: { at: string; error: string }[] = [];
   try {
-    // Every re-check's outcome counts, also one that finishes before the drain below starts.
-    if (!rt.config.dryRun) rt.engine.trackRechecks();
+    // Every look at a target counts (first passes, follow-ups, re-checks, also one that finishes
+    // before the drain below starts): a target's row is folded from all of them.
+    if (!rt.config.dryRun) rt.engine.trackLooks();
     if (cmd === 'sweep') {
       append(outcomes, await rt.engine.handle({ kind: 'sweep', ...(ns ? { namespace: ns } : {}), meta: { id: 'cli', source: 'olm-medic-cli', type: 'io.olm-medic.sweep' } }));
     } else {
@@ -145,19 +146,14 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
     // Finish what the run started: follow the re-checks it scheduled (a dry run starts nothing).
     if (!rt.config.dryRun) {
       const followed = await rt.engine.drain(Date.now() + wait * 1000);
-      // A target still waiting for its re-check is in progress, and so is one whose latest word (its
-      // last look in the run, or the re-check after it) asked for a re-check that never ran (the
-      // engine's queue is bounded): never reported as finished. The engine keeps only re-checks
-      // made after a target's last look.
-      const rechecked = new Set(followed.rechecked.map(targetKey));
-      const last = new Map<string, number>();
-      outcomes.forEach((o, i) => last.set(targetKey(o), i));
-      const unqueued = [
-        ...outcomes.filter((o, i) => last.get(targetKey(o)) === i && asksRecheck(o) && !rechecked.has(targetKey(o))),
-        ...followed.rechecked.filter(asksRecheck),
-      ].map(targetKey);
-      pending = [...new Set([...followed.pending, ...unqueued])];
-      outcomes = latest(outcomes, followed.rechecked, last);
+      // A target is in progress while its re-check is scheduled or running, and when its last look
+      // asked for a re-check that never ran (the engine's queue is bounded): a re-check that ran
+      // would be a later look. Never reported as finished.
+      const unfinished = [...followed.looks].filter(([, h]) => asksRecheck(h[h.length - 1]!)).map(([k]) => k);
+      pending = [...new Set([...followed.pending, ...unfinished])];
+      // One row per target looked at, folded from all its looks; then what was not a look (events
+      // no function wanted, a sweep's listing failure, a line whose handling failed).
+      outcomes = [...[...followed.looks.values()].map(fold), ...outcomes.filter((o) => !followed.looks.has(targetKey(o)))];
     }
   } catch (e) {
     io.err(`${cmd} failed: ${e instanceof Error ? e.message : e}`);
@@ -176,29 +172,26 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
 }
 
 /**
- * Each target's latest outcome: a later look at a target leaves its earlier outcome only if that
- * one acted; a re-check replaces the target's last outcome of the run, but what that one did stays visible (a re-check that finds nothing left to do after an action still
- * reports "acted"; after only waiting, deferring or refusing, the re-check's own outcome stands).
+ * One target's row from all its looks in the run, in order. The last look is its latest word (a
+ * failure a later look got past is not reported), but nothing a look did is dropped: the row lists
+ * every write of every look, and a target whose last look found nothing left to do after a write
+ * reports "acted" (with why it ended). A write followed by a failure, a refusal or a wait reports
+ * that status, with the writes.
  */
-function latest(first: Outcome[], rechecked: Outcome[], last: Map<string, number>): Outcome[] {
-  const byKey = new Map(rechecked.map((o) => [targetKey(o), o]));
-  // A re-check of a target with no row of its own is a row (its failure must not vanish).
-  const unseen: Outcome[] = [];
-  for (const [k, r] of byKey) if (!last.has(k)) for (const o of [r, ...(r.followUps ?? [])]) unseen.push(o);
-  const rows = first.flatMap((o, i) => {
-    // A target looked at again later in the run: its earlier outcome stays only for what it did.
-    if (o.function && o.target && last.get(targetKey(o)) !== i) return o.status === 'acted' || o.status === 'dry-run' ? [o] : [];
-    // A re-check follows the target's last look only.
-    const r = byKey.get(targetKey(o));
-    if (!r) return [o];
-    // A quiet re-check keeps what the first pass did in view (its actions, and a failure of the
-    // follow-ups they led to); one that did nothing (waited, deferred, refused) is replaced by it.
-    const quiet = (r.status === 'noop' || r.status === 'gone') && (o.status === 'acted' || o.status === 'dry-run' || (o.actions?.length ?? 0) > 0);
-    const { followUps, ...rest } = r;
-    return [quiet ? { ...o, requeueAfterSeconds: undefined, reason: `${o.reason}; then ${r.status}: ${r.reason}` } : { ...rest, actions: [...(o.actions ?? []), ...(r.actions ?? [])] }, ...(followUps ?? [])];
+function fold(looks: Outcome[]): Outcome {
+  const last = looks[looks.length - 1]!;
+  if (looks.length === 1) return last;
+  const seen = new Set<string>();
+  const actions = looks.flatMap((o) => o.actions ?? []).filter((a) => {
+    const k = `${a.verb}|${a.target}|${a.result}`;
+    return !seen.has(k) && Boolean(seen.add(k));
   });
-  for (const o of unseen) rows.push(o);
-  return rows;
+  const acting = looks.findLast((o) => o.status === 'acted' || (o.actions ?? []).some((a) => a.result === 'done'));
+  if (acting && (last.status === 'noop' || last.status === 'gone')) {
+    const { requeueAfterSeconds: _r, ...rest } = acting;
+    return { ...rest, status: 'acted', reason: `${acting.reason}; then ${last.status}: ${last.reason}`, actions };
+  }
+  return { ...last, ...(actions.length ? { actions } : {}) };
 }
 
 function table(rows: Outcome[], total: number, dryRun: boolean, pending: string[], wait: number): string {
@@ -225,7 +218,8 @@ function targetKey(o: Outcome): string {
 
 /**
  * Appends outcomes in a loop (`push(...items)` overflows the stack past ~150,000 items), each
- * followed by the immediate looks at what it left held, as rows of their own targets.
+ * followed by the immediate looks at what it left held, as rows of their own targets (a dry run's
+ * rows; a tracked run folds every look instead).
  */
 function append(to: Outcome[], items: Outcome[]): void {
   for (const { followUps, ...item } of items) {

@@ -54,16 +54,17 @@ export interface Engine {
   reconcile(fn: AnyFunction, ref: Ref): Promise<Outcome>;
   /**
    * Follows the re-checks already scheduled (requeues, and the re-checks those schedule) until none
-   * is left or `untilMs` (epoch ms) passes: the CLI's way to finish what a sweep started. Returns the
-   * latest outcome of every target re-checked meanwhile and the targets still scheduled at the end
-   * (`function|Kind/namespace/name`).
+   * is left or `untilMs` (epoch ms) passes: the CLI's way to finish what a sweep started. Returns every
+   * look at each target since trackLooks(), in order, keyed `function|Kind/namespace/name` (first
+   * passes, their immediate follow-ups, held follow-ups, re-checks), and the targets whose re-check
+   * is still scheduled or running at the end.
    */
-  drain(untilMs: number): Promise<{ rechecked: Outcome[]; pending: string[] }>;
+  drain(untilMs: number): Promise<{ looks: Map<string, Outcome[]>; pending: string[] }>;
   /**
-   * Records every re-check's outcome from now on, for the next drain() to return (the CLI calls it
-   * before its run: a re-check due during a long sweep finishes before the drain starts).
+   * Records every look at every target from now on, for the next drain() to return (the CLI calls
+   * it before its run, so a re-check due during a long sweep counts too).
    */
-  trackRechecks(): void;
+  trackLooks(): void;
   /** Stops pending requeue timers (shutdown, tests); a re-check needed after it is a transient outcome. */
   close(): void;
 }
@@ -77,21 +78,17 @@ export function createEngine(deps: EngineDeps): Engine {
   const mutex = new KeyedMutex();
   /** Requeued reconciles under way, their keys (drain waits for them). */
   const rechecking = new Map<Promise<void>, string>();
-  /** While tracking or draining: the latest outcome of each re-checked target, and a wake-up for the drain loop. */
-  let drained: Map<string, Outcome> | undefined;
-  /** While tracking: how many looks each target has had (a re-check records only if it was the last). */
-  const looks = new Map<string, number>();
+  /** While tracking (the CLI): every look at each target, in order. */
+  let history: Map<string, Outcome[]> | undefined;
+  /** A wake-up for the drain loop. */
   let wake: (() => void) | undefined;
+  /** Outcomes that ask for a re-check the bounded queue could not take (full, or closed). */
+  const unqueued = new WeakSet<Outcome>();
 
-  /**
-   * One target's reconcile, then the immediate looks at what its actions left held. `recheck`: a
-   * requeued re-check, whose outcome is recorded for the CLI (tracking) unless the target was
-   * looked at again meanwhile (a later look is its latest word).
-   */
-  async function reconcile(fn: AnyFunction, ref: Ref, chain = true, recheck = false): Promise<Outcome> {
-    const key = `${fn.name}|${refString(ref)}`;
+  /** One target's reconcile, then the immediate looks at what its actions left held. */
+  async function reconcile(fn: AnyFunction, ref: Ref, chain = true): Promise<Outcome> {
     let outcome = await reconcileKey(fn, ref);
-    const look = looks.get(key);
+    const asked = outcome;
     // An object we deleted is still held by a finalizer (maybe ours): check it now, for every
     // function, instead of waiting for its next event. One level deep, never recursive.
     if (chain) {
@@ -110,7 +107,7 @@ export function createEngine(deps: EngineDeps): Engine {
       if (next && worst([outcome, next]) !== outcome.status) outcome = { ...outcome, status: next.status, reason: `${outcome.reason}; then ${next.function ?? ''} ${next.target ?? ''}: ${next.reason}` };
       if (followUps.length) outcome = { ...outcome, followUps };
     }
-    if (recheck && drained && looks.get(key) === look) drained.set(key, outcome);
+    if (outcome !== asked && unqueued.has(asked)) unqueued.add(outcome);
     return outcome;
   }
 
@@ -126,15 +123,14 @@ export function createEngine(deps: EngineDeps): Engine {
         const next = await reconcileOnce(fn, live);
         outcome = merge(outcome, next);
       }
-      // This look supersedes any re-check of the target recorded before it (the CLI's latest word),
-      // also one still finishing its held follow-ups.
-      if (drained) {
-        drained.delete(key);
-        looks.set(key, (looks.get(key) ?? 0) + 1);
+      if (history) {
+        const h = history.get(key);
+        if (h) h.push(outcome);
+        else history.set(key, [outcome]);
       }
       if (asksRecheck(outcome) && outcome.requeueAfterSeconds) {
-        requeuer.schedule(key, outcome.requeueAfterSeconds * 1000, () => {
-          const p: Promise<void> = reconcile(fn, live, true, true)
+        const queued = requeuer.schedule(key, outcome.requeueAfterSeconds * 1000, () => {
+          const p: Promise<void> = reconcile(fn, live)
             .then(() => undefined)
             .catch((e) => log.error({ err: e, fn: fn.name }, 'requeued reconcile failed'))
             .finally(() => {
@@ -143,6 +139,7 @@ export function createEngine(deps: EngineDeps): Engine {
             });
           rechecking.set(p, key);
         });
+        if (queued === 'full' || queued === 'closed') unqueued.add(outcome);
       }
       return outcome;
     });
@@ -249,7 +246,7 @@ export function createEngine(deps: EngineDeps): Engine {
     const targets = chosen.flatMap((fn) => targetsOf(fn, t).map((ref) => [fn, ref] as const));
     const work = targets.map(([fn, ref]) => reconcile(fn, ref));
     if (work.length === 0) return [{ status: 'ignored', reason: `no function handles ${t.ref.kind} ${t.verb}` }];
-    const outcomes = (await Promise.all(work)).map(unpromised);
+    const outcomes = (await Promise.all(work)).map((o) => unpromised(o));
     if (dedupKey && outcomes.every((o) => o.status !== 'transient' && o.status !== 'failed' && o.status !== 'rate-limited')) seen.add(dedupKey);
     return outcomes;
   }
@@ -267,17 +264,20 @@ export function createEngine(deps: EngineDeps): Engine {
       }
     }
     if (outcomes.length === 0) outcomes.push({ status: 'noop', reason: 'sweep found nothing to check' });
-    return outcomes.map(unpromised);
+    return outcomes.map((o) => unpromised(o, true));
   }
 
   /**
-   * Closed (shutting down): an outcome that needs a re-check will not get one here (its timer is
-   * cleared or never set), so it is transient: not a 2xx, and the Broker redelivers the event to a
-   * replica that will look again.
+   * An outcome that needs a re-check that will not run here is transient: not a 2xx, and the Broker
+   * redelivers the event (to a replica that will look again). Closed (shutting down): its timer is
+   * cleared or never set. The bounded queue full: none was set, for an event; a sweep's own next run
+   * is the fallback for its targets (`sweep`), so its answer stays.
    */
-  function unpromised(o: Outcome): Outcome {
-    if (!closed || !asksRecheck(o)) return o;
-    return { ...o, status: 'transient', reason: `${o.reason}; olm-medic is shutting down before the re-check it needs`, requeueAfterSeconds: undefined };
+  function unpromised(o: Outcome, sweep = false): Outcome {
+    if (!asksRecheck(o)) return o;
+    if (closed) return { ...o, status: 'transient', reason: `${o.reason}; olm-medic is shutting down before the re-check it needs`, requeueAfterSeconds: undefined };
+    if (sweep || !unqueued.has(o)) return o;
+    return { ...o, status: 'transient', reason: `${o.reason}; the re-check queue is full (${requeuer.size}), so the Broker's redelivery looks again`, requeueAfterSeconds: undefined };
   }
 
   return {
@@ -293,11 +293,11 @@ export function createEngine(deps: EngineDeps): Engine {
       if (trigger.kind === 'sweep') return handleSweep(trigger);
       return [{ status: 'ignored', reason: `event type ${trigger.meta.type} is not handled` }];
     },
-    trackRechecks() {
-      drained ??= new Map();
+    trackLooks() {
+      history ??= new Map();
     },
     async drain(untilMs) {
-      drained ??= new Map();
+      history ??= new Map();
       try {
         while (!closed && (requeuer.size > 0 || rechecking.size > 0) && Date.now() < untilMs) {
           // A referenced timer keeps the process alive until the deadline (requeue timers are unref'd).
@@ -311,9 +311,9 @@ export function createEngine(deps: EngineDeps): Engine {
           });
           wake = undefined;
         }
-        return { rechecked: [...drained.values()], pending: [...new Set([...requeuer.keys(), ...rechecking.values()])] };
+        return { looks: history, pending: [...new Set([...requeuer.keys(), ...rechecking.values()])] };
       } finally {
-        drained = undefined;
+        history = undefined;
       }
     },
     close: () => {

@@ -120,27 +120,39 @@ export class KeyedMutex {
  * latency optimisation only; periodic sweeps are the durable fallback if the process goes away.
  */
 export class Requeuer {
-  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly timers = new Map<string, { timer: NodeJS.Timeout; due: number }>();
   constructor(private readonly max: number) {}
   /** Longer waits are re-planned after this (setTimeout overflows past ~24.8 days and would fire at once). */
   static readonly MAX_DELAY_MS = 6 * 3_600_000;
 
   private closed = false;
 
-  /** Whether the re-check is queued ('queued', or 'already' for the key), or why not. */
+  /**
+   * Whether the re-check is queued ('queued', also when it moves a queued one of the key earlier;
+   * 'already' when one of the key is queued as soon or sooner), or why not. One timer per key, due at
+   * the soonest time asked: a look that needs a re-check in 1 s is not kept waiting behind an
+   * earlier look's 10-minute fence.
+   */
   schedule(key: string, delayMs: number, run: () => void): 'queued' | 'already' | 'full' | 'closed' {
     // Closed: nothing new starts (a re-check that ends after close() would otherwise queue another).
     if (this.closed) return 'closed';
-    if (this.timers.has(key)) return 'already';
-    if (this.timers.size >= this.max) return 'full';
     const delay = Number.isFinite(delayMs) ? Math.min(Math.max(delayMs, 1_000), Requeuer.MAX_DELAY_MS) : Requeuer.MAX_DELAY_MS;
-    const t = setTimeout(() => {
+    const due = Date.now() + delay;
+    const queued = this.timers.get(key);
+    if (queued && queued.due <= due) return 'already';
+    if (!queued && this.timers.size >= this.max) return 'full';
+    if (queued) clearTimeout(queued.timer);
+    const timer = setTimeout(() => {
       this.timers.delete(key);
       run();
     }, delay);
-    t.unref();
-    this.timers.set(key, t);
+    timer.unref();
+    this.timers.set(key, { timer, due });
     return 'queued';
+  }
+  /** Whether a re-check of the key is queued (not yet started). */
+  has(key: string): boolean {
+    return this.timers.has(key);
   }
   /** Keys of the re-checks scheduled and not yet started. */
   keys(): string[] {
@@ -151,7 +163,7 @@ export class Requeuer {
   }
   close(): void {
     this.closed = true;
-    for (const t of this.timers.values()) clearTimeout(t);
+    for (const { timer } of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
   }
 }

@@ -166,7 +166,7 @@ export function withAdmission(engine: Engine, o: AdmissionOptions): AdmittedEngi
     wants: (a, k) => engine.wants(a, k),
     isDuplicate: (t, only) => engine.isDuplicate(t, only),
     reconcile: (fn, ref) => engine.reconcile(fn, ref),
-    trackRechecks: () => engine.trackRechecks(),
+    trackLooks: () => engine.trackLooks(),
     drain: (untilMs) => engine.drain(untilMs),
     close: () => engine.close(),
     stats,

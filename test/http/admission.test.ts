@@ -41,8 +41,8 @@ function gatedEngine() {
     wants: (_a, k) => k === 'Job' || k === 'Node',
     isDuplicate: () => false,
     reconcile: async () => ({ status: 'noop', reason: '' }),
-    trackRechecks: () => undefined,
-    drain: async () => ({ rechecked: [], pending: [] }),
+    trackLooks: () => undefined,
+    drain: async () => ({ looks: new Map(), pending: [] }),
     close: () => {},
   };
   const releaseAll = async (): Promise<void> => {

@@ -30,9 +30,9 @@ class StubEngine implements Engine {
   isDuplicate(): boolean {
     return false;
   }
-  trackRechecks(): void {}
-  async drain(): Promise<{ rechecked: Outcome[]; pending: string[] }> {
-    return { rechecked: [], pending: [] };
+  trackLooks(): void {}
+  async drain(): Promise<{ looks: Map<string, Outcome[]>; pending: string[] }> {
+    return { looks: new Map(), pending: [] };
   }
   close(): void {}
 }

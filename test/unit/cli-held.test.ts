@@ -1,16 +1,16 @@
 /**
- * Red team round 5 (a helper given the code; each failed on 30cbfa4): the held follow-up chain as
- * the CLI reports it. The runtime's engine is
- * swapped for one over a fake executor that reports `held` deletes (no cluster).
+ * Red team rounds 5 and 6 (a helper given the code; each failed on 30cbfa4, RT6 on 11ab9e5): the
+ * held follow-up chain, and a target's looks over a run, as the CLI reports them. The runtime's
+ * engine is swapped for one over a fake executor that reports `held` deletes (no cluster).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../shared/cli/run.js';
 import type { AnyFunction } from '../../shared/core/types.js';
 import { unreachableCluster } from '../support/cli.js';
 
-const fake = vi.hoisted(() => ({ execute: undefined as unknown }));
+const fake = vi.hoisted(() => ({ execute: undefined as unknown, followUps: 3 }));
 vi.mock('../../shared/wiring.js', async (orig) => {
   const real = (await orig()) as typeof import('../../shared/wiring.js');
   const { createEngine } = await import('../../shared/core/engine.js');
@@ -29,7 +29,7 @@ vi.mock('../../shared/wiring.js', async (orig) => {
         log: pino({ level: 'silent' }),
         maxReplans: 1,
         sweepConcurrency: 1,
-        followUps: 3,
+        followUps: fake.followUps, // 3 as wiring.ts ships it, unless a test says otherwise
       });
       return { ...rt, engine };
     },
@@ -38,7 +38,7 @@ vi.mock('../../shared/wiring.js', async (orig) => {
 
 const { dir, kubeconfig: KUBECONFIG } = unreachableCluster('olm-medic-cli-held-');
 interface Report {
-  outcomes: { function?: string; target?: string; status: string; reason: string }[];
+  outcomes: { function?: string; target?: string; status: string; reason: string; actions?: { verb: string; target: string }[] }[];
   inProgress: string[];
 }
 async function cli(args: string[], fns: AnyFunction[]): Promise<{ code: number; rep: Report }> {
@@ -63,6 +63,12 @@ fake.execute = async (f: string, p: { kind: string; reason: string; afterSeconds
   if (p.kind === 'rate') return { function: f, target, status: 'rate-limited', reason: 'action budget used up', requeueAfterSeconds: 1 };
   return { function: f, target, status: 'noop', reason: p.reason };
 };
+
+const heldDelete = fake.execute;
+afterEach(() => {
+  fake.execute = heldDelete;
+  fake.followUps = 3;
+});
 
 function fn(name: string, kind: string, observe: (ref: { name: string }) => Promise<unknown>, plan: (o: never) => unknown): AnyFunction {
   return { name, summary: 's', kinds: ['v1/ConfigMap', 'v1/Pod'], targets: (t: { ref: { kind: string } }) => (t.ref.kind === kind ? [t.ref] : []), async *sweep() {}, observe, plan } as unknown as AnyFunction;
@@ -126,4 +132,137 @@ describe('RT5-4: a re-check still in its held chain when a later look of the sam
     const a = r.rep.outcomes.filter((o) => o.target === 'ConfigMap/ns/a').map((o) => o.status);
     expect({ aLooks, code: r.code, aLast: a[a.length - 1] }).toEqual({ aLooks: 3, code: 1, aLast: 'failed' });
   }, 30_000);
+});
+
+/** act → acted, deleting the target itself, which a finalizer holds; requeue → requeued; else noop. */
+const selfDelete = async (f: string, p: { kind: string; reason: string }, target: string): Promise<unknown> => {
+  if (p.kind === 'act')
+    return { function: f, target, status: 'acted', reason: p.reason, actions: [{ verb: 'delete', target, reason: 'UnpackJobDeleted', result: 'done', held: { apiVersion: 'batch/v1', kind: 'Job', namespace: 'ns', name: 'j' } }] };
+  if (p.kind === 'requeue') return { function: f, target, status: 'requeued', reason: p.reason, requeueAfterSeconds: 1 };
+  return { function: f, target, status: 'noop', reason: p.reason };
+};
+
+/** Keyed by the Job it deletes: look 1 waits (1 s), look 2 (the re-check) deletes it (held), look 3 (the held follow-up) `third`. */
+function jobFn(third: 'noop' | 'throw'): { fn: AnyFunction; looks: () => number } {
+  let n = 0;
+  const fn = {
+    name: 'job-like',
+    summary: 's',
+    kinds: ['batch/v1/Job'],
+    targets: (t: { ref: unknown }) => [t.ref],
+    async *sweep() {},
+    observe: async () => {
+      n++;
+      if (n === 3 && third === 'throw') throw new Error('jobs.batch "j" is forbidden: RBAC');
+      return { n };
+    },
+    plan: (o: { n: number }) => (o.n === 1 ? { kind: 'requeue', reason: 'job still running within its deadline' } : o.n === 2 ? { kind: 'act', reason: 'delete the conflicting unpack job' } : { kind: 'noop', reason: 'already being deleted' }),
+  } as unknown as AnyFunction;
+  return { fn, looks: () => n };
+}
+
+const jobLine = (id: string, name: string): string =>
+  JSON.stringify({ specversion: '1.0', id, source: '/apis/batch/v1', type: 'dev.knative.apiserver.ref.update', datacontenttype: 'application/json', data: { apiVersion: 'batch/v1', kind: 'Job', namespace: 'ns', name } });
+
+describe('RT6-1: a re-check whose held follow-up is its own target (job-conflict deletes the Job it is keyed by) counts', () => {
+  it('replay j: waits, re-check deletes j (held), follow-up noop: finished, acted (exit 3), not "in progress" (exit 4)', async () => {
+    fake.execute = selfDelete;
+    fake.followUps = 0;
+    const s = jobFn('noop');
+    const file = join(dir, 'noop.jsonl');
+    writeFileSync(file, jobLine('1', 'j') + '\n');
+    const r = await cli(['replay', file, '-o', 'json', '--wait', '10'], [s.fn]);
+    expect({ looks: s.looks(), code: r.code, inProgress: r.rep.inProgress, statuses: r.rep.outcomes.map((o) => o.status) }).toEqual({
+      looks: 3,
+      code: 3,
+      inProgress: [],
+      statuses: expect.arrayContaining(['acted']),
+    });
+  }, 30_000);
+
+  it('replay j: waits, re-check deletes j (held), follow-up fails (RBAC): exit 1 (failed), not 4 "re-run later"', async () => {
+    fake.execute = selfDelete;
+    fake.followUps = 0;
+    const s = jobFn('throw');
+    const file = join(dir, 'throw.jsonl');
+    writeFileSync(file, jobLine('1', 'j') + '\n');
+    const r = await cli(['replay', file, '-o', 'json', '--wait', '10'], [s.fn]);
+    expect({ looks: s.looks(), code: r.code, inProgress: r.rep.inProgress }).toEqual({ looks: 3, code: 1, inProgress: [] });
+  }, 30_000);
+});
+
+describe('RT6-4: an action taken in a re-check, and its follow-up\'s failure, vanish behind the next quiet re-check', () => {
+  it('replay cm: waits; re-check deletes Pod p (held), cleaner on p fails (RBAC); next re-check noop: exit 1, not 0 "clean"', async () => {
+    let cmLooks = 0;
+    let podLooks = 0;
+    const deleter = fn('deleter', 'ConfigMap', async () => ({ n: ++cmLooks }), (o: { n: number }) =>
+      o.n === 1
+        ? { kind: 'requeue', afterSeconds: 1, reason: 'inside the fence' }
+        : o.n === 2
+          ? { kind: 'act', afterSeconds: 1, reason: 'delete the stuck pod' }
+          : o.n <= 5
+            ? { kind: 'requeue', afterSeconds: 1, reason: 'waiting for GC' }
+            : { kind: 'noop', reason: 'settled' },
+    );
+    const cleaner = fn('cleaner', 'Pod', async () => {
+      podLooks++;
+      throw new Error('pods "p" is forbidden: RBAC');
+    }, () => ({ kind: 'noop', reason: 'x' }));
+    const r = await cli(['replay', replay(['cm']), '-o', 'json', '--wait', '10'], [deleter, cleaner]);
+    const statuses = r.rep.outcomes.map((o) => `${o.function}:${o.status}`);
+    expect({ cmLooks, podLooks, code: r.code, statuses }).toEqual({ cmLooks: 6, podLooks: 1, code: 1, statuses: expect.arrayContaining([expect.stringMatching(/failed/)]) });
+  }, 30_000);
+
+  it('replay cm: waits; re-check deletes Pod p; next re-check noop: acted (exit 3, a row that acted), not 0 "clean"', async () => {
+    let cmLooks = 0;
+    const deleter = fn('deleter', 'ConfigMap', async () => ({ n: ++cmLooks }), (o: { n: number }) =>
+      o.n === 1 ? { kind: 'requeue', afterSeconds: 1, reason: 'inside the fence' } : o.n === 2 ? { kind: 'act', afterSeconds: 1, reason: 'delete the stuck pod' } : o.n <= 5 ? { kind: 'requeue', afterSeconds: 1, reason: 'waiting for GC' } : { kind: 'noop', reason: 'settled' },
+    );
+    const r = await cli(['replay', replay(['cm']), '-o', 'json', '--wait', '10'], [deleter]);
+    const statuses = r.rep.outcomes.map((o) => `${o.function}:${o.status}`);
+    expect({ cmLooks, code: r.code, statuses }).toEqual({ cmLooks: 6, code: 3, statuses: ['deleter:acted'] });
+  }, 30_000);
+});
+
+/**
+ * act: the delete of Pod/ns/p is done, then the plan's next write meets a precondition conflict
+ * (replan, the delete carried over in `done`); refuse: refused (policy).
+ */
+const deleteThenConflict = async (f: string, p: { kind: string; reason: string }, target: string): Promise<unknown> => {
+  if (p.kind === 'act') return { status: 'replan', cause: 'conflict', reason: 'patch Subscription/ns/s: 409 Conflict', done: [{ verb: 'delete', target: 'Pod/ns/p', reason: 'stuck', result: 'done' }] };
+  if (p.kind === 'refuse') return { function: f, target, status: 'refused', reason: 'Protected: opt-out annotation' };
+  return { function: f, target, status: 'noop', reason: p.reason };
+};
+
+/** Look 1 deletes and meets a conflict; look 2 (its re-plan) `then`; look 3 (the file's second line) finds nothing to do. */
+function conflictingDeleter(then: 'throw' | 'refuse'): { fn: AnyFunction; looks: () => number } {
+  let n = 0;
+  const fn = {
+    name: 'deleter',
+    summary: 's',
+    kinds: ['v1/ConfigMap'],
+    targets: (t: { ref: unknown }) => [t.ref],
+    async *sweep() {},
+    observe: async () => {
+      n++;
+      if (n === 2 && then === 'throw') throw new Error('subscriptions "s" is forbidden: RBAC');
+      return { n };
+    },
+    plan: (o: { n: number }) => (o.n === 1 ? { kind: 'act', reason: 'delete the stuck pod, then nudge' } : o.n === 2 ? { kind: 'refuse', reason: 'x' } : { kind: 'noop', reason: 'settled' }),
+  } as unknown as AnyFunction;
+  return { fn, looks: () => n };
+}
+
+describe('RT6-5: a look that wrote, then failed or was refused, vanishes behind a later quiet look', () => {
+  for (const then of ['throw', 'refuse'] as const) {
+    it(`replay a, a: line 1 deletes Pod p then ${then === 'throw' ? 'fails (RBAC)' : 'is refused'}; line 2 noop: the delete is reported (exit != 0)`, async () => {
+      fake.execute = deleteThenConflict;
+      const s = conflictingDeleter(then);
+      const file = join(dir, `aa-${then}.jsonl`);
+      writeFileSync(file, [line('1', 'a'), line('2', 'a')].join('\n') + '\n');
+      const r = await cli(['replay', file, '-o', 'json', '--wait', '5'], [s.fn]);
+      const deletes = r.rep.outcomes.flatMap((o) => (o.actions ?? []).map((a) => `${a.verb} ${a.target}`));
+      expect({ looks: s.looks(), cleanExit: r.code === 0, deletes }).toEqual({ looks: 3, cleanExit: false, deletes: ['delete Pod/ns/p'] });
+    }, 30_000);
+  }
 });

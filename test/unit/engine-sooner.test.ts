@@ -1,0 +1,59 @@
+/**
+ * Red team round 6 (a helper given the code; failed on 11ab9e5): a later look that needs a
+ * re-check SOONER than the one queued for its target (a long fence or grace wait, then an event whose
+ * state needs a look in 1 s) got none until the old timer fired (up to Requeuer.MAX_DELAY_MS, 6 h):
+ * Requeuer.schedule answered 'already'. The CLI reported the target "in progress". One timer per
+ * key, due at the soonest time asked.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { AnyFunction } from '../../shared/core/types.js';
+import { runCliCaptured, unreachableCluster } from '../support/cli.js';
+import { testEngine } from '../support/doors.js';
+
+const { dir, kubeconfig: KUBECONFIG } = unreachableCluster('olm-medic-engine-sooner-');
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const line = (id: string, name: string): string =>
+  JSON.stringify({ specversion: '1.0', id, source: '/apis/v1', type: 'dev.knative.apiserver.ref.update', datacontenttype: 'application/json', data: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name } });
+
+/** Look 1: wait 600 s (a grace period); look 2: wait 1 s (the state changed: look again soon); then settled. */
+function waiting(): { fn: AnyFunction; looks: () => number } {
+  let n = 0;
+  const fn = {
+    name: 'fake',
+    summary: 's',
+    kinds: ['v1/ConfigMap'],
+    targets: (t: { ref: unknown }) => [t.ref],
+    async *sweep() {},
+    observe: async () => ({ n: ++n }),
+    plan: (o: { n: number }) =>
+      o.n === 1 ? { kind: 'requeue', afterSeconds: 600, reason: 'inside the grace period' } : o.n === 2 ? { kind: 'requeue', afterSeconds: 1, reason: 'waiting for owned objects to finish deleting' } : { kind: 'noop', reason: 'settled' },
+  } as unknown as AnyFunction;
+  return { fn, looks: () => n };
+}
+
+describe('RT6-2: a sooner re-check asked while a later one is queued runs when asked', () => {
+  it('engine: the second event asks a re-check in 1 s; it runs within 3 s, not after the first one\'s 600 s', async () => {
+    const s = waiting();
+    const engine = testEngine([s.fn], {} as never, {
+      execute: async (f: string, p: { kind: string; reason: string; afterSeconds?: number }, target: string) =>
+        p.kind === 'requeue' ? { function: f, target, status: 'requeued', reason: p.reason, requeueAfterSeconds: p.afterSeconds } : { function: f, target, status: 'noop', reason: p.reason },
+    });
+    const ev = (id: string) => ({ kind: 'resource', verb: 'update', mode: 'reference', ref: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'a' }, meta: { id, source: 's', type: 'dev.knative.apiserver.ref.update' } }) as never;
+    const first = await engine.handle(ev('1'));
+    const second = await engine.handle(ev('2'));
+    await sleep(3_000);
+    engine.close();
+    expect({ first: first[0]!.status, second: second[0]!.requeueAfterSeconds, looks: s.looks() }).toEqual({ first: 'requeued', second: 1, looks: 3 });
+  }, 20_000);
+
+  it('CLI replay a, a: the last look asks 1 s; --wait 6 finishes (waited, then settled: exit 0), not "in progress" (exit 4)', async () => {
+    const s = waiting();
+    const file = join(dir, 'aa.jsonl');
+    writeFileSync(file, [line('1', 'a'), line('2', 'a')].join('\n') + '\n');
+    const r = await runCliCaptured(['replay', file, '-o', 'json', '--wait', '6'], [s.fn], { KUBECONFIG });
+    const rep = JSON.parse(r.out) as { inProgress: string[] };
+    expect({ looks: s.looks(), code: r.code, inProgress: rep.inProgress }).toEqual({ looks: 3, code: 0, inProgress: [] });
+  }, 30_000);
+});
