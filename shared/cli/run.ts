@@ -181,11 +181,9 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
 function fold(looks: Outcome[]): Outcome {
   const last = looks[looks.length - 1]!;
   if (looks.length === 1) return last;
-  const seen = new Set<string>();
-  const actions = looks.flatMap((o) => o.actions ?? []).filter((a) => {
-    const k = `${a.verb}|${a.target}|${a.result}`;
-    return !seen.has(k) && Boolean(seen.add(k));
-  });
+  // Every write of every look (a look lists a write once, however often it re-planned; the same
+  // write in two looks was made twice, e.g. of an object recreated under the same name).
+  const actions = looks.flatMap((o) => o.actions ?? []);
   const acting = looks.findLast((o) => o.status === 'acted' || (o.actions ?? []).some((a) => a.result === 'done'));
   if (acting && (last.status === 'noop' || last.status === 'gone')) {
     const { requeueAfterSeconds: _r, ...rest } = acting;

@@ -85,8 +85,11 @@ export function createEngine(deps: EngineDeps): Engine {
   /** Outcomes that ask for a re-check the bounded queue could not take (full, or closed). */
   const unqueued = new WeakSet<Outcome>();
 
-  /** One target's reconcile, then the immediate looks at what its actions left held. */
-  async function reconcile(fn: AnyFunction, ref: Ref, chain = true): Promise<Outcome> {
+  /**
+   * One target's reconcile, then the immediate looks at what its actions left held. `sweep`: part of
+   * a sweep, whose next run is the fallback for a re-check the full queue cannot take (unpromised).
+   */
+  async function reconcile(fn: AnyFunction, ref: Ref, chain = true, sweep = false): Promise<Outcome> {
     let outcome = await reconcileKey(fn, ref);
     const asked = outcome;
     // An object we deleted is still held by a finalizer (maybe ours): check it now, for every
@@ -96,7 +99,7 @@ export function createEngine(deps: EngineDeps): Engine {
       const followUps: Outcome[] = [];
       for (const h of held) {
         const t = { kind: 'resource' as const, verb: 'update' as const, mode: 'reference' as const, ref: h, meta: { id: 'held', source: 'olm-medic', type: 'io.olm-medic.held' } };
-        for (const f of functions) for (const r of targetsOf(f, t)) followUps.push(unpromised(await reconcile(f, r, false)));
+        for (const f of functions) for (const r of targetsOf(f, t)) followUps.push(unpromised(await reconcile(f, r, false), sweep));
       }
       // A follow-up that must be retried (failed, transient, rate-limited) makes the event's answer
       // say so: a 2xx would leave the held object unlooked-at until its next event. (Its own re-check,
@@ -134,6 +137,7 @@ export function createEngine(deps: EngineDeps): Engine {
             .then(() => undefined)
             .catch((e) => log.error({ err: e, fn: fn.name }, 'requeued reconcile failed'))
             .finally(() => {
+              requeuer.done(key);
               rechecking.delete(p);
               wake?.();
             });
@@ -257,7 +261,7 @@ export function createEngine(deps: EngineDeps): Engine {
     for (const fn of chosen) {
       try {
         await forEachLimited(fn.sweep(reader, t.namespace ? { namespace: t.namespace } : {}), deps.sweepConcurrency, async (ref) => {
-          outcomes.push(await reconcile(fn, ref));
+          outcomes.push(await reconcile(fn, ref, true, true));
         });
       } catch (e) {
         outcomes.push(failure(fn.name, 'sweep', e));
@@ -274,7 +278,8 @@ export function createEngine(deps: EngineDeps): Engine {
    * is the fallback for its targets (`sweep`), so its answer stays.
    */
   function unpromised(o: Outcome, sweep = false): Outcome {
-    if (!asksRecheck(o)) return o;
+    // Already redelivered by the Broker (429, 5xx): no in-process re-check was promised.
+    if (!asksRecheck(o) || RETRIED.includes(o.status)) return o;
     if (closed) return { ...o, status: 'transient', reason: `${o.reason}; olm-medic is shutting down before the re-check it needs`, requeueAfterSeconds: undefined };
     if (sweep || !unqueued.has(o)) return o;
     return { ...o, status: 'transient', reason: `${o.reason}; the re-check queue is full (${requeuer.size}), so the Broker's redelivery looks again`, requeueAfterSeconds: undefined };

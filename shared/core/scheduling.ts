@@ -121,6 +121,10 @@ export class KeyedMutex {
  */
 export class Requeuer {
   private readonly timers = new Map<string, { timer: NodeJS.Timeout; due: number }>();
+  /** Keys whose re-check is running (fired, not yet done()), with how many. */
+  private readonly running = new Map<string, number>();
+  /** Keys holding a place: queued or running. A running re-check keeps its place for the one it may ask next. */
+  private readonly places = new Set<string>();
   constructor(private readonly max: number) {}
   /** Longer waits are re-planned after this (setTimeout overflows past ~24.8 days and would fire at once). */
   static readonly MAX_DELAY_MS = 6 * 3_600_000;
@@ -130,25 +134,36 @@ export class Requeuer {
   /**
    * Whether the re-check is queued ('queued', also when it moves a queued one of the key earlier;
    * 'already' when one of the key is queued as soon or sooner), or why not. One timer per key, due at
-   * the soonest time asked: a look that needs a re-check in 1 s is not kept waiting behind an
-   * earlier look's 10-minute fence.
+   * the soonest time asked (on the monotonic clock: a wall-clock step does not reorder them): a look
+   * that needs a re-check in 1 s is not kept waiting behind an earlier look's 10-minute fence. At most
+   * `max` keys hold a place; a key whose re-check is running keeps its place until done(key), so a
+   * re-check that asks for the next one is never turned away by the cap (no one would redeliver it).
    */
   schedule(key: string, delayMs: number, run: () => void): 'queued' | 'already' | 'full' | 'closed' {
     // Closed: nothing new starts (a re-check that ends after close() would otherwise queue another).
     if (this.closed) return 'closed';
     const delay = Number.isFinite(delayMs) ? Math.min(Math.max(delayMs, 1_000), Requeuer.MAX_DELAY_MS) : Requeuer.MAX_DELAY_MS;
-    const due = Date.now() + delay;
+    const due = performance.now() + delay;
     const queued = this.timers.get(key);
     if (queued && queued.due <= due) return 'already';
-    if (!queued && this.timers.size >= this.max) return 'full';
+    if (!this.places.has(key) && this.places.size >= this.max) return 'full';
     if (queued) clearTimeout(queued.timer);
     const timer = setTimeout(() => {
       this.timers.delete(key);
+      this.running.set(key, (this.running.get(key) ?? 0) + 1);
       run();
     }, delay);
     timer.unref();
     this.timers.set(key, { timer, due });
+    this.places.add(key);
     return 'queued';
+  }
+  /** A re-check started by this Requeuer has ended (its next one, if any, is scheduled by now). */
+  done(key: string): void {
+    const n = (this.running.get(key) ?? 0) - 1;
+    if (n > 0) this.running.set(key, n);
+    else this.running.delete(key);
+    if (n <= 0 && !this.timers.has(key)) this.places.delete(key);
   }
   /** Whether a re-check of the key is queued (not yet started). */
   has(key: string): boolean {
@@ -165,6 +180,8 @@ export class Requeuer {
     this.closed = true;
     for (const { timer } of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
+    this.running.clear();
+    this.places.clear();
   }
 }
 

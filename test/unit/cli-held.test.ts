@@ -266,3 +266,37 @@ describe('RT6-5: a look that wrote, then failed or was refused, vanishes behind 
     }, 30_000);
   }
 });
+
+/**
+ * Red team round 7 (failed on a843b53): fold() promises "nothing a look did is dropped: the row lists every write of
+ * every look", but it de-duplicates writes ACROSS looks by verb|target|result. Each look's actions
+ * are that look's own writes (the engine already lists a write repeated by a re-plan once, within a
+ * look), so two looks that each deleted an object of the same name (OLM recreated the unpack Job, or
+ * the catalog Pod, between them) show as ONE delete: a write the report silently drops.
+ */
+describe('RT7-fold-dedup: two looks that each deleted an object of the same name list two deletes', () => {
+  it('replay a, a: each look deletes Pod/ns/p (recreated in between, a new uid): the row lists both deletes', async () => {
+    let uid = 0;
+    const deletedUids: string[] = [];
+    fake.execute = async (f: string, p: { kind: string; reason: string; uid?: string }, target: string) => {
+      deletedUids.push(p.uid!);
+      return { function: f, target, status: 'acted', reason: p.reason, actions: [{ verb: 'delete', target: 'Pod/ns/p', reason: `stuck (uid ${p.uid})`, result: 'done' }] };
+    };
+    const fn = {
+      name: 'deleter',
+      summary: 's',
+      kinds: ['v1/ConfigMap'],
+      targets: (t: { ref: unknown }) => [t.ref],
+      async *sweep() {},
+      observe: async () => ({ podUid: `u${++uid}` }),
+      plan: (o: { podUid: string }) => ({ kind: 'act', reason: 'delete the stuck pod', uid: o.podUid }),
+    } as unknown as AnyFunction;
+    const file = join(dir, 'aa.jsonl');
+    writeFileSync(file, [line('1', 'a'), line('2', 'a')].join('\n') + '\n');
+    const out: string[] = [];
+    const code = await runCli(['replay', file, '-o', 'json', '--wait', '0'], { out: (s) => out.push(s), err: () => undefined, env: { KUBECONFIG } }, [fn]);
+    const rep = JSON.parse(out.join('')) as { outcomes: { target?: string; actions?: { verb: string; target: string; reason: string }[] }[] };
+    const row = rep.outcomes.find((o) => o.target === 'ConfigMap/ns/a');
+    expect({ code, deletedUids, reported: (row?.actions ?? []).map((a) => `${a.verb} ${a.target}`) }).toEqual({ code: 3, deletedUids: ['u1', 'u2'], reported: ['delete Pod/ns/p', 'delete Pod/ns/p'] });
+  }, 30_000);
+});

@@ -45,3 +45,127 @@ describe('RT6-3: a re-check the full queue cannot take is not promised by a 2xx'
     expect({ status, xLooks }).toEqual({ status: 503, xLooks: 1 });
   }, 20_000);
 });
+
+/**
+ * Red team round 7 (failed on a843b53): the Requeuer frees a key's slot when its timer fires, before the re-check runs.
+ * With the queue full of legitimate waits (1,000 Subscriptions in a grace period), a new event takes
+ * that slot while the re-check is still reading; the re-check, which still needs another look,
+ * then gets 'full' and is dropped silently: nothing answers for it (no event to 503, no log line),
+ * and the target is not looked at again until some later sweep. The new event could have been
+ * answered 503 (the Broker redelivers it); the in-process re-check has no one to redeliver it.
+ */
+describe('RT7-slot-stolen: a running re-check keeps its place in the full queue', () => {
+  it('1,000 waits (k: 1 s, the rest 600 s); an event for j arrives while k is re-checked; k still needs a look: it gets it', async () => {
+    let kLooks = 0;
+    let started!: () => void;
+    const kStarted = new Promise<void>((r) => (started = r));
+    let release!: () => void;
+    const kRelease = new Promise<void>((r) => (release = r));
+    const fn = {
+      name: 'fake',
+      summary: 's',
+      kinds: ['v1/ConfigMap'],
+      targets: (t: { ref: unknown }) => [t.ref],
+      async *sweep() {
+        yield { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'k' };
+        for (let i = 0; i < 999; i++) yield { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: `t${i}` };
+      },
+      observe: async (ref: { name: string }) => {
+        if (ref.name !== 'k') return { name: ref.name, n: 0 };
+        const n = ++kLooks;
+        if (n === 2) {
+          started();
+          await kRelease;
+        }
+        return { name: 'k', n };
+      },
+      plan: (o: { name: string; n: number }) =>
+        o.name === 'k'
+          ? o.n <= 2
+            ? { kind: 'requeue', afterSeconds: 1, reason: 'waiting for GC' }
+            : { kind: 'noop', reason: 'settled' }
+          : o.name === 'j'
+            ? { kind: 'requeue', afterSeconds: 5, reason: 'fenced' }
+            : { kind: 'requeue', afterSeconds: 600, reason: 'inside the grace period' },
+    } as unknown as AnyFunction;
+    const execute = async (f: string, p: { kind: string; reason: string; afterSeconds?: number }, target: string) =>
+      p.kind === 'requeue' ? { function: f, target, status: 'requeued', reason: p.reason, requeueAfterSeconds: p.afterSeconds } : { function: f, target, status: 'noop', reason: p.reason };
+    const engine = testEngine([fn], {} as never, { execute });
+    await engine.handle({ kind: 'sweep', meta: { id: 's', source: 's', type: 'io.olm-medic.sweep' } });
+    await kStarted; // k's re-check (at ~1 s) is reading: its timer is gone from the queue
+    const j = await engine.handle({ kind: 'resource', verb: 'update', mode: 'reference', ref: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'j' }, meta: { id: 'j', source: 's', type: 'dev.knative.apiserver.ref.update' } } as never);
+    release(); // k's re-check still needs a look in 1 s
+    await sleep(2_500);
+    engine.close();
+    expect({ kLooks, jStatus: j[0]!.status }).toEqual({ kLooks: 3, jStatus: 'transient' });
+  }, 20_000);
+});
+
+/**
+ * Red team round 7 (failed on a843b53): an event whose target hit the action budget (rate-limited: the executor asks the
+ * Broker to come back after the budget's window, 429 + Retry-After) is answered 503 + Retry-After: 1
+ * when the re-check queue is full. A 429 is already retried by the Broker (it never promised an
+ * in-process re-check), so the full queue must not turn it into a 5xx that asks for a retry in 1 s,
+ * defeating the budget's back-off.
+ */
+describe('RT7-ratelimit: a rate-limited event stays 429 when the re-check queue is full', () => {
+  it('1,000 targets wait 600 s; the event for x hits the action budget (retry in 30 s): 429, not 503', async () => {
+    const fn = {
+      name: 'fake',
+      summary: 's',
+      kinds: ['v1/ConfigMap'],
+      targets: (t: { ref: unknown }) => [t.ref],
+      async *sweep() {
+        for (let i = 0; i < 1000; i++) yield { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: `t${i}` };
+      },
+      observe: async (ref: { name: string }) => ({ name: ref.name }),
+      plan: (o: { name: string }) => (o.name === 'x' ? { kind: 'rate', reason: 'delete x' } : { kind: 'requeue', afterSeconds: 600, reason: 'inside the grace period' }),
+    } as unknown as AnyFunction;
+    const execute = async (f: string, p: { kind: string; reason: string; afterSeconds?: number }, target: string) =>
+      p.kind === 'requeue'
+        ? { function: f, target, status: 'requeued', reason: p.reason, requeueAfterSeconds: p.afterSeconds }
+        : { function: f, target, status: 'rate-limited', reason: 'action budget used up; retry in 30s', requeueAfterSeconds: 30 };
+    const engine = testEngine([fn], {} as never, { execute });
+    await engine.handle({ kind: 'sweep', meta: { id: 's', source: 's', type: 'io.olm-medic.sweep' } });
+    const { front } = twoDoors(engine, [fn]);
+    const status = await postStructured(front, ev('x'));
+    const direct = await engine.handle({ kind: 'resource', verb: 'update', mode: 'reference', ref: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'x' }, meta: { id: 'd', source: 's', type: 'dev.knative.apiserver.ref.update' } } as never);
+    engine.close();
+    expect({ status, direct: direct.map((o) => o.status) }).toEqual({ status: 429, direct: ['rate-limited'] });
+  }, 20_000);
+});
+
+/**
+ * Red team round 7 (failed on a843b53): unpromised(o, sweep) keeps a sweep's answer when the full queue cannot take a
+ * target's re-check ("a sweep's own next run is the fallback for its targets, so its answer stays"),
+ * but a held follow-up inside the sweep is unpromised as if it were an event's: it turns transient,
+ * folds into its parent target's status, and the whole sweep is answered 503. The Broker (or the
+ * CronJob's PingSource) then redelivers the WHOLE sweep (every target read again, Retry-After: 1),
+ * and again for as long as the queue stays full; the parent target itself finished cleanly.
+ */
+describe('RT7-sweep-held: a sweep whose held follow-up cannot be queued keeps its 2xx, as its own targets do', () => {
+  it('sweep t0..t999 (wait 600 s) then d (deletes Pod p, held; p asks a re-check in 5 s): 200 (d acted), not 503', async () => {
+    const fn = {
+      name: 'fake',
+      summary: 's',
+      kinds: ['v1/ConfigMap', 'v1/Pod'],
+      targets: (t: { ref: unknown }) => [t.ref],
+      async *sweep() {
+        for (let i = 0; i < 1000; i++) yield { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: `t${i}` };
+        yield { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'd' };
+      },
+      observe: async (ref: { name: string }) => ({ name: ref.name }),
+      plan: (o: { name: string }) =>
+        o.name === 'd' ? { kind: 'act', reason: 'delete the stuck pod' } : o.name === 'p' ? { kind: 'requeue', afterSeconds: 5, reason: 'finalizer still there' } : { kind: 'requeue', afterSeconds: 600, reason: 'inside the grace period' },
+    } as unknown as AnyFunction;
+    const execute = async (f: string, p: { kind: string; reason: string; afterSeconds?: number }, target: string) =>
+      p.kind === 'requeue'
+        ? { function: f, target, status: 'requeued', reason: p.reason, requeueAfterSeconds: p.afterSeconds }
+        : { function: f, target, status: 'acted', reason: p.reason, actions: [{ verb: 'delete', target: 'Pod/ns/p', reason: 'stuck', result: 'done', held: { apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'p' } }] };
+    const engine = testEngine([fn], {} as never, { execute });
+    const { front } = twoDoors(engine, [fn]);
+    const status = await postStructured(front, JSON.stringify({ specversion: '1.0', id: 'sweep-1', source: '/cron', type: 'io.olm-medic.sweep' }));
+    engine.close();
+    expect({ status, twoHundreds: status >= 200 && status < 300 }).toEqual({ status: 200, twoHundreds: true });
+  }, 20_000);
+});

@@ -7,7 +7,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AnyFunction } from '../../shared/core/types.js';
 import { runCliCaptured, unreachableCluster } from '../support/cli.js';
 import { testEngine } from '../support/doors.js';
@@ -56,4 +56,41 @@ describe('RT6-2: a sooner re-check asked while a later one is queued runs when a
     const rep = JSON.parse(r.out) as { inProgress: string[] };
     expect({ looks: s.looks(), code: r.code, inProgress: rep.inProgress }).toEqual({ looks: 3, code: 0, inProgress: [] });
   }, 30_000);
+});
+
+/**
+ * Red team round 7 (failed on a843b53): the Requeuer compares due times on the wall clock (Date.now()) while its timers
+ * run on the monotonic clock. After the host's clock steps forward (NTP step, VM resume), a timer
+ * queued before the step looks "due sooner" than any new ask: a look that needs a re-check in 1 s is
+ * answered 'already' and waits behind the earlier look's 600 s grace period (the very case RT6-2
+ * fixed), and the CLI reports the target in progress. Due times must be monotonic (performance.now()).
+ */
+afterEach(() => vi.restoreAllMocks());
+
+describe('RT7-clock-step: a sooner re-check after the wall clock stepped forward still runs when asked', () => {
+  it('look 1 waits 600 s; the clock steps +1 h; look 2 asks 1 s: it runs within 3 s', async () => {
+    let n = 0;
+    const fn = {
+      name: 'fake',
+      summary: 's',
+      kinds: ['v1/ConfigMap'],
+      targets: (t: { ref: unknown }) => [t.ref],
+      async *sweep() {},
+      observe: async () => ({ n: ++n }),
+      plan: (o: { n: number }) =>
+        o.n === 1 ? { kind: 'requeue', afterSeconds: 600, reason: 'inside the grace period' } : o.n === 2 ? { kind: 'requeue', afterSeconds: 1, reason: 'waiting for GC' } : { kind: 'noop', reason: 'settled' },
+    } as unknown as AnyFunction;
+    const engine = testEngine([fn], {} as never, {
+      execute: async (f: string, p: { kind: string; reason: string; afterSeconds?: number }, target: string) =>
+        p.kind === 'requeue' ? { function: f, target, status: 'requeued', reason: p.reason, requeueAfterSeconds: p.afterSeconds } : { function: f, target, status: 'noop', reason: p.reason },
+    });
+    const ev = (id: string) => ({ kind: 'resource', verb: 'update', mode: 'reference', ref: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'a' }, meta: { id, source: 's', type: 'dev.knative.apiserver.ref.update' } }) as never;
+    await engine.handle(ev('1'));
+    const realNow = Date.now.bind(Date);
+    vi.spyOn(Date, 'now').mockImplementation(() => realNow() + 3_600_000); // the host clock steps forward 1 h
+    await engine.handle(ev('2'));
+    await sleep(3_000);
+    engine.close();
+    expect(n).toBe(3);
+  }, 20_000);
 });
