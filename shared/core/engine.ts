@@ -25,6 +25,15 @@ export function asksRecheck(o: Outcome): boolean {
 /** Outcomes the Broker retries (429, 5xx). */
 const RETRIED: readonly string[] = ['rate-limited', 'transient', 'failed'];
 
+/**
+ * Where a look comes from: an event (the Broker redelivers a non-2xx answer), a sweep (its next run
+ * is the fallback), or an in-process re-check (its answer reaches no one: the engine retries it).
+ */
+type Origin = 'event' | 'sweep' | 'recheck';
+
+/** The first wait before a re-check that ended transient is tried again (then doubling, to Requeuer.MAX_DELAY_MS). */
+const RECHECK_RETRY_MS = 2_000;
+
 /** The longest delay setTimeout takes (2^31 - 1 ms); beyond it Node fires after 1 ms. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -85,12 +94,9 @@ export function createEngine(deps: EngineDeps): Engine {
   /** Outcomes that ask for a re-check the bounded queue could not take (full, or closed). */
   const unqueued = new WeakSet<Outcome>();
 
-  /**
-   * One target's reconcile, then the immediate looks at what its actions left held. `sweep`: part of
-   * a sweep, whose next run is the fallback for a re-check the full queue cannot take (unpromised).
-   */
-  async function reconcile(fn: AnyFunction, ref: Ref, chain = true, sweep = false): Promise<Outcome> {
-    let outcome = await reconcileKey(fn, ref);
+  /** One target's reconcile, then the immediate looks at what its actions left held (`origin`: see Origin). */
+  async function reconcile(fn: AnyFunction, ref: Ref, chain = true, origin: Origin = 'event'): Promise<Outcome> {
+    let outcome = await reconcileKey(fn, ref, origin);
     const asked = outcome;
     // An object we deleted is still held by a finalizer (maybe ours): check it now, for every
     // function, instead of waiting for its next event. One level deep, never recursive.
@@ -99,7 +105,7 @@ export function createEngine(deps: EngineDeps): Engine {
       const followUps: Outcome[] = [];
       for (const h of held) {
         const t = { kind: 'resource' as const, verb: 'update' as const, mode: 'reference' as const, ref: h, meta: { id: 'held', source: 'olm-medic', type: 'io.olm-medic.held' } };
-        for (const f of functions) for (const r of targetsOf(f, t)) followUps.push(unpromised(await reconcile(f, r, false), sweep));
+        for (const f of functions) for (const r of targetsOf(f, t)) followUps.push(unpromised(await reconcile(f, r, false, origin), origin));
       }
       // A follow-up that must be retried (failed, transient, rate-limited) makes the event's answer
       // say so: a 2xx would leave the held object unlooked-at until its next event. (Its own re-check,
@@ -114,7 +120,36 @@ export function createEngine(deps: EngineDeps): Engine {
     return outcome;
   }
 
-  async function reconcileKey(fn: AnyFunction, ref: TargetRef): Promise<Outcome> {
+  /**
+   * Queues a re-check of `key`. One asked by in-process work (a re-check, or the held follow-ups of
+   * one) may use the queue's reserve: no one would redeliver it. A re-check that ends transient
+   * (the apiserver unavailable, conflicts persisting) is tried again, backing off: the 2xx that
+   * promised it was answered already. Its key keeps its place until done(), so this is never 'full'.
+   */
+  function queueRecheck(fn: AnyFunction, live: Ref, key: string, delayMs: number, origin: Origin, retries = 0): ReturnType<Requeuer['schedule']> {
+    return requeuer.schedule(
+      key,
+      delayMs,
+      () => {
+        const p: Promise<void> = reconcile(fn, live, true, 'recheck')
+          .then((o) => {
+            if (o.status !== 'transient' || requeuer.has(key)) return;
+            const again = queueRecheck(fn, live, key, Math.min(RECHECK_RETRY_MS * 2 ** retries, Requeuer.MAX_DELAY_MS), 'recheck', retries + 1);
+            log.warn({ fn: fn.name, target: o.target, reason: o.reason, retries: retries + 1, queued: again }, 're-check ended transient; trying again');
+          })
+          .catch((e) => log.error({ err: e, fn: fn.name }, 'requeued reconcile failed'))
+          .finally(() => {
+            requeuer.done(key);
+            rechecking.delete(p);
+            wake?.();
+          });
+        rechecking.set(p, key);
+      },
+      origin === 'recheck',
+    );
+  }
+
+  async function reconcileKey(fn: AnyFunction, ref: TargetRef, origin: Origin): Promise<Outcome> {
     const key = `${fn.name}|${refString(ref)}`;
     // Re-checks look at live state, never at the claim of the event that started them.
     const live = withoutHint(ref);
@@ -132,18 +167,10 @@ export function createEngine(deps: EngineDeps): Engine {
         else history.set(key, [outcome]);
       }
       if (asksRecheck(outcome) && outcome.requeueAfterSeconds) {
-        const queued = requeuer.schedule(key, outcome.requeueAfterSeconds * 1000, () => {
-          const p: Promise<void> = reconcile(fn, live)
-            .then(() => undefined)
-            .catch((e) => log.error({ err: e, fn: fn.name }, 'requeued reconcile failed'))
-            .finally(() => {
-              requeuer.done(key);
-              rechecking.delete(p);
-              wake?.();
-            });
-          rechecking.set(p, key);
-        });
+        const queued = queueRecheck(fn, live, key, outcome.requeueAfterSeconds * 1000, origin);
         if (queued === 'full' || queued === 'closed') unqueued.add(outcome);
+        // In-process work past even the reserve: said in the log (the next sweep looks again).
+        if (queued === 'full' && origin === 'recheck') log.warn({ fn: fn.name, target: outcome.target, queued: requeuer.size }, 're-check queue full, reserve included: not queued; the next sweep looks again');
       }
       return outcome;
     });
@@ -261,27 +288,27 @@ export function createEngine(deps: EngineDeps): Engine {
     for (const fn of chosen) {
       try {
         await forEachLimited(fn.sweep(reader, t.namespace ? { namespace: t.namespace } : {}), deps.sweepConcurrency, async (ref) => {
-          outcomes.push(await reconcile(fn, ref, true, true));
+          outcomes.push(await reconcile(fn, ref, true, 'sweep'));
         });
       } catch (e) {
         outcomes.push(failure(fn.name, 'sweep', e));
       }
     }
     if (outcomes.length === 0) outcomes.push({ status: 'noop', reason: 'sweep found nothing to check' });
-    return outcomes.map((o) => unpromised(o, true));
+    return outcomes.map((o) => unpromised(o, 'sweep'));
   }
 
   /**
    * An outcome that needs a re-check that will not run here is transient: not a 2xx, and the Broker
    * redelivers the event (to a replica that will look again). Closed (shutting down): its timer is
    * cleared or never set. The bounded queue full: none was set, for an event; a sweep's own next run
-   * is the fallback for its targets (`sweep`), so its answer stays.
+   * is the fallback for its targets, so its answer stays (a re-check's answer reaches no one).
    */
-  function unpromised(o: Outcome, sweep = false): Outcome {
+  function unpromised(o: Outcome, origin: Origin = 'event'): Outcome {
     // Already redelivered by the Broker (429, 5xx): no in-process re-check was promised.
     if (!asksRecheck(o) || RETRIED.includes(o.status)) return o;
     if (closed) return { ...o, status: 'transient', reason: `${o.reason}; olm-medic is shutting down before the re-check it needs`, requeueAfterSeconds: undefined };
-    if (sweep || !unqueued.has(o)) return o;
+    if (origin !== 'event' || !unqueued.has(o)) return o;
     return { ...o, status: 'transient', reason: `${o.reason}; the re-check queue is full (${requeuer.size}), so the Broker's redelivery looks again`, requeueAfterSeconds: undefined };
   }
 

@@ -138,15 +138,17 @@ export class Requeuer {
    * that needs a re-check in 1 s is not kept waiting behind an earlier look's 10-minute fence. At most
    * `max` keys hold a place; a key whose re-check is running keeps its place until done(key), so a
    * re-check that asks for the next one is never turned away by the cap (no one would redeliver it).
+   * `reserve`: asked by in-process work (a re-check's held follow-ups), which may use up to `max`
+   * more places; events and sweeps, which are redelivered or run again, may not.
    */
-  schedule(key: string, delayMs: number, run: () => void): 'queued' | 'already' | 'full' | 'closed' {
+  schedule(key: string, delayMs: number, run: () => void, reserve = false): 'queued' | 'already' | 'full' | 'closed' {
     // Closed: nothing new starts (a re-check that ends after close() would otherwise queue another).
     if (this.closed) return 'closed';
     const delay = Number.isFinite(delayMs) ? Math.min(Math.max(delayMs, 1_000), Requeuer.MAX_DELAY_MS) : Requeuer.MAX_DELAY_MS;
     const due = performance.now() + delay;
     const queued = this.timers.get(key);
     if (queued && queued.due <= due) return 'already';
-    if (!this.places.has(key) && this.places.size >= this.max) return 'full';
+    if (!this.places.has(key) && this.places.size >= (reserve ? 2 * this.max : this.max)) return 'full';
     if (queued) clearTimeout(queued.timer);
     const timer = setTimeout(() => {
       this.timers.delete(key);

@@ -169,3 +169,57 @@ describe('RT7-sweep-held: a sweep whose held follow-up cannot be queued keeps it
     expect({ status, twoHundreds: status >= 200 && status < 300 }).toEqual({ status: 200, twoHundreds: true });
   }, 20_000);
 });
+
+/**
+ * Red team round 8 (failed on 63b2eae): RT7 kept a running re-check's own place in the full queue (Requeuer.done), but
+ * not the places its held follow-ups need. An in-process re-check (no event, no Broker behind it)
+ * acts, deletes Pod p (held by a finalizer); p's immediate look needs another in 1 s; the queue is
+ * full, so p's re-check gets 'full'. For an event that is a 503 (the Broker redelivers); for a
+ * re-check, unpromised() turns the follow-up transient into an outcome nobody reads: p is never
+ * looked at again (no event for it, not one of the sweep's targets).
+ */
+describe('RT8-recheck-held-full: a re-check\'s held follow-up is not dropped by the full queue', () => {
+  it('999 waits of 600 s; event d waits 1 s (the 1,000th place); d\'s re-check deletes p (held, needs a look in 1 s): p is looked at again', async () => {
+    const looks = new Map<string, number>();
+    const fn = {
+      name: 'fake',
+      summary: 's',
+      kinds: ['v1/ConfigMap', 'v1/Pod'],
+      targets: (t: { ref: unknown }) => [t.ref],
+      async *sweep() {
+        for (let i = 0; i < 999; i++) yield { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: `t${i}` };
+      },
+      observe: async (ref: { name: string }) => {
+        const n = (looks.get(ref.name) ?? 0) + 1;
+        looks.set(ref.name, n);
+        return { name: ref.name, n };
+      },
+      plan: (o: { name: string; n: number }) =>
+        o.name === 'd'
+          ? o.n === 1
+            ? { kind: 'requeue', afterSeconds: 1, reason: 'waiting for GC' }
+            : (looks.get('p') ?? 0) < 2
+              ? { kind: 'act', reason: 'delete the stuck pod' } // while p is still there
+              : { kind: 'noop', reason: 'done' }
+          : o.name === 'p'
+            ? o.n === 1
+              ? { kind: 'requeue', afterSeconds: 1, reason: 'finalizer still there' }
+              : { kind: 'noop', reason: 'gone now' }
+            : { kind: 'requeue', afterSeconds: 600, reason: 'inside the grace period' },
+    } as unknown as AnyFunction;
+    const execute = async (f: string, p: { kind: string; reason: string; afterSeconds?: number }, target: string) =>
+      p.kind === 'requeue'
+        ? { function: f, target, status: 'requeued', reason: p.reason, requeueAfterSeconds: p.afterSeconds }
+        : p.kind === 'act'
+          ? { function: f, target, status: 'acted', reason: p.reason, actions: [{ verb: 'delete', target: 'Pod/ns/p', reason: 'stuck', result: 'done', held: { apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'p' } }] }
+          : { function: f, target, status: 'noop', reason: p.reason };
+    const engine = testEngine([fn], {} as never, { execute });
+    await engine.handle({ kind: 'sweep', meta: { id: 's', source: 's', type: 'io.olm-medic.sweep' } });
+    const d = await engine.handle({ kind: 'resource', verb: 'update', mode: 'reference', ref: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'd' }, meta: { id: 'd', source: 's', type: 'dev.knative.apiserver.ref.update' } } as never);
+    await sleep(5_000);
+    engine.close();
+    // d's event was answered 2xx (its re-check queued); the re-check deleted p, whose finalizer
+    // needs another look: someone must look at p again.
+    expect({ d: d[0]!.status, pLookedAgain: (looks.get('p') ?? 0) >= 2 }).toEqual({ d: 'requeued', pLookedAgain: true });
+  }, 20_000);
+});

@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AnyFunction } from '../../shared/core/types.js';
+import { KubeError } from '../../shared/kube/errors.js';
 import { runCliCaptured, unreachableCluster } from '../support/cli.js';
 import { testEngine } from '../support/doors.js';
 
@@ -92,5 +93,38 @@ describe('RT7-clock-step: a sooner re-check after the wall clock stepped forward
     await sleep(3_000);
     engine.close();
     expect(n).toBe(3);
+  }, 20_000);
+});
+
+/**
+ * Red team round 8 (failed on 63b2eae): an event answered 2xx "requeued" promises an in-process re-check. When that
+ * re-check meets a transient apiserver error (503, connection reset), its outcome is 'transient',
+ * which asksRecheck() does not count: nothing schedules another look, and there is no event to
+ * redeliver (the Broker already got its 2xx). The re-check the 2xx promised is lost; an event-time
+ * 503 would have been retried by the Broker.
+ */
+describe('RT8-recheck-transient: a re-check that meets a transient apiserver error is retried', () => {
+  it('event x: wait 1 s (202); the re-check gets a 503 from the apiserver; x is looked at again', async () => {
+    let n = 0;
+    const fn = {
+      name: 'fake',
+      summary: 's',
+      kinds: ['v1/ConfigMap'],
+      targets: (t: { ref: unknown }) => [t.ref],
+      async *sweep() {},
+      observe: async () => {
+        n++;
+        if (n === 2) throw new KubeError(503, 'ServiceUnavailable', 'apiserver unavailable');
+        return { n };
+      },
+      plan: (o: { n: number }) => (o.n === 1 ? { kind: 'requeue', afterSeconds: 1, reason: 'waiting for GC' } : { kind: 'noop', reason: 'settled' }),
+    } as unknown as AnyFunction;
+    const execute = async (f: string, p: { kind: string; reason: string; afterSeconds?: number }, target: string) =>
+      p.kind === 'requeue' ? { function: f, target, status: 'requeued', reason: p.reason, requeueAfterSeconds: p.afterSeconds } : { function: f, target, status: 'noop', reason: p.reason };
+    const engine = testEngine([fn], {} as never, { execute });
+    const x = await engine.handle({ kind: 'resource', verb: 'update', mode: 'reference', ref: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'x' }, meta: { id: 'x', source: 's', type: 'dev.knative.apiserver.ref.update' } } as never);
+    await sleep(6_000);
+    engine.close();
+    expect({ x: x[0]!.status, lookedAgain: n >= 3 }).toEqual({ x: 'requeued', lookedAgain: true });
   }, 20_000);
 });
