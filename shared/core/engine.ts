@@ -31,8 +31,14 @@ const RETRIED: readonly string[] = ['rate-limited', 'transient', 'failed'];
  */
 type Origin = 'event' | 'sweep' | 'recheck';
 
-/** The first wait before a re-check that ended transient is tried again (then doubling, to Requeuer.MAX_DELAY_MS). */
+/**
+ * A re-check that ends as the Broker would retry an event (transient, failed; in the CLI, whose
+ * report shows a failure, transient only) is tried again in process: after 2 s, doubling, each ±20 % (keys that failed together do not retry together), at
+ * most 6 times (about 2 minutes), then given up with an error in the log, as the Broker gives an
+ * event up to its dead-letter sink: the next sweep looks again.
+ */
 const RECHECK_RETRY_MS = 2_000;
+const RECHECK_RETRIES = 6;
 
 /** The longest delay setTimeout takes (2^31 - 1 ms); beyond it Node fires after 1 ms. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -122,9 +128,9 @@ export function createEngine(deps: EngineDeps): Engine {
 
   /**
    * Queues a re-check of `key`. One asked by in-process work (a re-check, or the held follow-ups of
-   * one) may use the queue's reserve: no one would redeliver it. A re-check that ends transient
-   * (the apiserver unavailable, conflicts persisting) is tried again, backing off: the 2xx that
-   * promised it was answered already. Its key keeps its place until done(), so this is never 'full'.
+   * one) may use the queue's reserve: no one would redeliver it. A re-check that ends transient or
+   * failed is tried again, backing off (RECHECK_RETRIES): the 2xx that promised it was answered
+   * already. Its key keeps its place until done(), so this is never 'full'.
    */
   function queueRecheck(fn: AnyFunction, live: Ref, key: string, delayMs: number, origin: Origin, retries = 0): ReturnType<Requeuer['schedule']> {
     return requeuer.schedule(
@@ -133,9 +139,15 @@ export function createEngine(deps: EngineDeps): Engine {
       () => {
         const p: Promise<void> = reconcile(fn, live, true, 'recheck')
           .then((o) => {
-            if (o.status !== 'transient' || requeuer.has(key)) return;
-            const again = queueRecheck(fn, live, key, Math.min(RECHECK_RETRY_MS * 2 ** retries, Requeuer.MAX_DELAY_MS), 'recheck', retries + 1);
-            log.warn({ fn: fn.name, target: o.target, reason: o.reason, retries: retries + 1, queued: again }, 're-check ended transient; trying again');
+            // In the CLI (looks tracked) a failed re-check's answer reaches someone: the report (exit 1).
+            if ((o.status !== 'transient' && (o.status !== 'failed' || history)) || requeuer.has(key)) return;
+            if (retries >= RECHECK_RETRIES) {
+              log.error({ fn: fn.name, target: o.target, status: o.status, reason: o.reason, retries }, 're-check still not through; giving up (the next sweep looks again)');
+              return;
+            }
+            const delay = RECHECK_RETRY_MS * 2 ** retries * (0.8 + 0.4 * Math.random());
+            const again = queueRecheck(fn, live, key, delay, 'recheck', retries + 1);
+            log.warn({ fn: fn.name, target: o.target, status: o.status, reason: o.reason, retries: retries + 1, queued: again }, 're-check not through; trying again');
           })
           .catch((e) => log.error({ err: e, fn: fn.name }, 'requeued reconcile failed'))
           .finally(() => {

@@ -128,3 +128,69 @@ describe('RT8-recheck-transient: a re-check that meets a transient apiserver err
     expect({ x: x[0]!.status, lookedAgain: n >= 3 }).toEqual({ x: 'requeued', lookedAgain: true });
   }, 20_000);
 });
+
+/**
+ * Red team round 9 (failed on 6936119): an in-process re-check is retried when it ends 'transient' (6936119), but not
+ * when it ends 'failed' (an unexpected apiserver answer such as 403 while RBAC is being rolled out,
+ * a bug): the event that promised it got its 2xx, so nothing redelivers it. For the event itself a
+ * 'failed' look is a 500 that the Broker retries (RETRIED includes it); the re-check's is dropped.
+ */
+describe('RT9-recheck-failed: a re-check that ends failed is tried again, as one that ends transient', () => {
+  it('event x: wait 1 s (2xx); the re-check gets a 403 (RBAC not yet applied); x is looked at again', async () => {
+    let n = 0;
+    const fn = {
+      name: 'fake',
+      summary: 's',
+      kinds: ['v1/ConfigMap'],
+      targets: (t: { ref: unknown }) => [t.ref],
+      async *sweep() {},
+      observe: async () => {
+        n++;
+        if (n === 2) throw new KubeError(403, 'Forbidden', 'configmaps "x" is forbidden');
+        return { n };
+      },
+      plan: (o: { n: number }) => (o.n === 1 ? { kind: 'requeue', afterSeconds: 1, reason: 'waiting for GC' } : { kind: 'noop', reason: 'settled' }),
+    } as unknown as AnyFunction;
+    const execute = async (f: string, p: { kind: string; reason: string; afterSeconds?: number }, target: string) =>
+      p.kind === 'requeue' ? { function: f, target, status: 'requeued', reason: p.reason, requeueAfterSeconds: p.afterSeconds } : { function: f, target, status: 'noop', reason: p.reason };
+    const engine = testEngine([fn], {} as never, { execute });
+    const x = await engine.handle({ kind: 'resource', verb: 'update', mode: 'reference', ref: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'x' }, meta: { id: 'x', source: 's', type: 'dev.knative.apiserver.ref.update' } } as never);
+    await sleep(5_000);
+    engine.close();
+    expect({ x: x[0]!.status, lookedAgain: n >= 3 }).toEqual({ x: 'requeued', lookedAgain: true });
+  }, 20_000);
+});
+
+/**
+ * The in-process retries are bounded, as the Broker's are: a re-check that keeps failing is tried
+ * again 6 times (2 s doubling, ±20 %), then given up (an error in the log; the next sweep looks
+ * again), so a target that never gets through does not hold a queue place for ever.
+ */
+describe('a re-check that never gets through is given up after 6 retries', () => {
+  afterEach(() => vi.useRealTimers());
+  it('event x: wait 1 s (2xx); every later read 403: 1 + 1 + 6 looks within 10 minutes, then none', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance', 'Date'] });
+    let n = 0;
+    const fn = {
+      name: 'fake',
+      summary: 's',
+      kinds: ['v1/ConfigMap'],
+      targets: (t: { ref: unknown }) => [t.ref],
+      async *sweep() {},
+      observe: async () => {
+        n++;
+        if (n >= 2) throw new KubeError(403, 'Forbidden', 'configmaps "x" is forbidden');
+        return { n };
+      },
+      plan: () => ({ kind: 'requeue', afterSeconds: 1, reason: 'waiting for GC' }),
+    } as unknown as AnyFunction;
+    const execute = async (f: string, p: { kind: string; reason: string; afterSeconds?: number }, target: string) => ({ function: f, target, status: 'requeued', reason: p.reason, requeueAfterSeconds: p.afterSeconds });
+    const engine = testEngine([fn], {} as never, { execute });
+    await engine.handle({ kind: 'resource', verb: 'update', mode: 'reference', ref: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'x' }, meta: { id: 'x', source: 's', type: 'dev.knative.apiserver.ref.update' } } as never);
+    await vi.advanceTimersByTimeAsync(600_000);
+    const within = n;
+    await vi.advanceTimersByTimeAsync(6 * 3_600_000);
+    engine.close();
+    expect({ within, after: n }).toEqual({ within: 8, after: 8 });
+  });
+});
