@@ -52,3 +52,38 @@ export function twoDoors(engine: Engine, functions: AnyFunction[], bodyLimitByte
   });
   return { front: front as RequestListener, app: app as unknown as RequestListener };
 }
+
+/**
+ * A fake function for engine tests: the event's object is its target, `kinds` ConfigMaps unless
+ * said, `sweep` the refs given, `observe` and `plan` the test's.
+ */
+export function fakeFunction(spec: { observe: (ref: { name: string }) => Promise<unknown>; plan: (o: never) => unknown; kinds?: string[]; sweep?: () => Iterable<object> }): AnyFunction {
+  return {
+    name: 'fake',
+    summary: 's',
+    kinds: spec.kinds ?? ['v1/ConfigMap'],
+    targets: (t: { ref: unknown }) => [t.ref],
+    async *sweep() {
+      yield* spec.sweep?.() ?? [];
+    },
+    observe: spec.observe,
+    plan: spec.plan,
+  } as unknown as AnyFunction;
+}
+
+/**
+ * An executor that reports the plan without writing: requeue → requeued after its afterSeconds;
+ * act → acted, deleting Pod ns/p, which a finalizer holds; rate → rate-limited (30 s); else noop.
+ */
+export const planReporter = (async (f: string, p: { kind: string; reason: string; afterSeconds?: number }, target: string) =>
+  p.kind === 'requeue'
+    ? { function: f, target, status: 'requeued', reason: p.reason, requeueAfterSeconds: p.afterSeconds }
+    : p.kind === 'act'
+      ? { function: f, target, status: 'acted', reason: p.reason, actions: [{ verb: 'delete', target: 'Pod/ns/p', reason: 'stuck', result: 'done', held: { apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'p' } }] }
+      : p.kind === 'rate'
+        ? { function: f, target, status: 'rate-limited', reason: 'action budget used up; retry in 30s', requeueAfterSeconds: 30 }
+        : { function: f, target, status: 'noop', reason: p.reason }) as never;
+
+/** A reference-mode update event of ConfigMap ns/`name`, for engine.handle. */
+export const configMapUpdate = (name: string, id = name): never =>
+  ({ kind: 'resource', verb: 'update', mode: 'reference', ref: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name }, meta: { id, source: 's', type: 'dev.knative.apiserver.ref.update' } }) as never;

@@ -6,9 +6,8 @@
  * (503, redelivered), as after close(): never a 2xx that promises a re-check.
  */
 import { describe, expect, it } from 'vitest';
-import type { AnyFunction } from '../../shared/core/types.js';
 import { postStructured } from '../support/cli.js';
-import { testEngine, twoDoors } from '../support/doors.js';
+import { configMapUpdate, fakeFunction, planReporter, testEngine, twoDoors } from '../support/doors.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const ev = (name: string): string =>
@@ -17,12 +16,8 @@ const ev = (name: string): string =>
 describe('RT6-3: a re-check the full queue cannot take is not promised by a 2xx', () => {
   it('1,000 targets wait 600 s (a sweep: its answer stays); the event for x asks 1 s: 503, the Broker redelivers', async () => {
     const looks = new Map<string, number>();
-    const fn = {
-      name: 'fake',
-      summary: 's',
-      kinds: ['v1/ConfigMap'],
-      targets: (t: { ref: unknown }) => [t.ref],
-      async *sweep() {
+    const fn = fakeFunction({
+      *sweep() {
         for (let i = 0; i < 1000; i++) yield { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: `t${i}` };
       },
       observe: async (ref: { name: string }) => {
@@ -31,10 +26,8 @@ describe('RT6-3: a re-check the full queue cannot take is not promised by a 2xx'
       },
       plan: (o: { name: string; n: number }) =>
         o.name !== 'x' ? { kind: 'requeue', afterSeconds: 600, reason: 'inside the grace period' } : o.n === 1 ? { kind: 'requeue', afterSeconds: 1, reason: 'waiting for GC' } : { kind: 'noop', reason: 'settled' },
-    } as unknown as AnyFunction;
-    const execute = async (f: string, p: { kind: string; reason: string; afterSeconds?: number }, target: string) =>
-      p.kind === 'requeue' ? { function: f, target, status: 'requeued', reason: p.reason, requeueAfterSeconds: p.afterSeconds } : { function: f, target, status: 'noop', reason: p.reason };
-    const engine = testEngine([fn], {} as never, { execute });
+    });
+    const engine = testEngine([fn], {} as never, { execute: planReporter });
     const swept = await engine.handle({ kind: 'sweep', meta: { id: 's', source: 's', type: 'io.olm-medic.sweep' } });
     expect(new Set(swept.map((o) => o.status))).toEqual(new Set(['requeued']));
     const { front } = twoDoors(engine, [fn]);
@@ -61,12 +54,8 @@ describe('RT7-slot-stolen: a running re-check keeps its place in the full queue'
     const kStarted = new Promise<void>((r) => (started = r));
     let release!: () => void;
     const kRelease = new Promise<void>((r) => (release = r));
-    const fn = {
-      name: 'fake',
-      summary: 's',
-      kinds: ['v1/ConfigMap'],
-      targets: (t: { ref: unknown }) => [t.ref],
-      async *sweep() {
+    const fn = fakeFunction({
+      *sweep() {
         yield { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'k' };
         for (let i = 0; i < 999; i++) yield { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: `t${i}` };
       },
@@ -87,13 +76,11 @@ describe('RT7-slot-stolen: a running re-check keeps its place in the full queue'
           : o.name === 'j'
             ? { kind: 'requeue', afterSeconds: 5, reason: 'fenced' }
             : { kind: 'requeue', afterSeconds: 600, reason: 'inside the grace period' },
-    } as unknown as AnyFunction;
-    const execute = async (f: string, p: { kind: string; reason: string; afterSeconds?: number }, target: string) =>
-      p.kind === 'requeue' ? { function: f, target, status: 'requeued', reason: p.reason, requeueAfterSeconds: p.afterSeconds } : { function: f, target, status: 'noop', reason: p.reason };
-    const engine = testEngine([fn], {} as never, { execute });
+    });
+    const engine = testEngine([fn], {} as never, { execute: planReporter });
     await engine.handle({ kind: 'sweep', meta: { id: 's', source: 's', type: 'io.olm-medic.sweep' } });
     await kStarted; // k's re-check (at ~1 s) is reading: its timer is gone from the queue
-    const j = await engine.handle({ kind: 'resource', verb: 'update', mode: 'reference', ref: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'j' }, meta: { id: 'j', source: 's', type: 'dev.knative.apiserver.ref.update' } } as never);
+    const j = await engine.handle(configMapUpdate('j'));
     release(); // k's re-check still needs a look in 1 s
     await sleep(2_500);
     engine.close();
@@ -110,26 +97,18 @@ describe('RT7-slot-stolen: a running re-check keeps its place in the full queue'
  */
 describe('RT7-ratelimit: a rate-limited event stays 429 when the re-check queue is full', () => {
   it('1,000 targets wait 600 s; the event for x hits the action budget (retry in 30 s): 429, not 503', async () => {
-    const fn = {
-      name: 'fake',
-      summary: 's',
-      kinds: ['v1/ConfigMap'],
-      targets: (t: { ref: unknown }) => [t.ref],
-      async *sweep() {
+    const fn = fakeFunction({
+      *sweep() {
         for (let i = 0; i < 1000; i++) yield { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: `t${i}` };
       },
       observe: async (ref: { name: string }) => ({ name: ref.name }),
       plan: (o: { name: string }) => (o.name === 'x' ? { kind: 'rate', reason: 'delete x' } : { kind: 'requeue', afterSeconds: 600, reason: 'inside the grace period' }),
-    } as unknown as AnyFunction;
-    const execute = async (f: string, p: { kind: string; reason: string; afterSeconds?: number }, target: string) =>
-      p.kind === 'requeue'
-        ? { function: f, target, status: 'requeued', reason: p.reason, requeueAfterSeconds: p.afterSeconds }
-        : { function: f, target, status: 'rate-limited', reason: 'action budget used up; retry in 30s', requeueAfterSeconds: 30 };
-    const engine = testEngine([fn], {} as never, { execute });
+    });
+    const engine = testEngine([fn], {} as never, { execute: planReporter });
     await engine.handle({ kind: 'sweep', meta: { id: 's', source: 's', type: 'io.olm-medic.sweep' } });
     const { front } = twoDoors(engine, [fn]);
     const status = await postStructured(front, ev('x'));
-    const direct = await engine.handle({ kind: 'resource', verb: 'update', mode: 'reference', ref: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'x' }, meta: { id: 'd', source: 's', type: 'dev.knative.apiserver.ref.update' } } as never);
+    const direct = await engine.handle(configMapUpdate('x', 'd'));
     engine.close();
     expect({ status, direct: direct.map((o) => o.status) }).toEqual({ status: 429, direct: ['rate-limited'] });
   }, 20_000);
@@ -145,24 +124,17 @@ describe('RT7-ratelimit: a rate-limited event stays 429 when the re-check queue 
  */
 describe('RT7-sweep-held: a sweep whose held follow-up cannot be queued keeps its 2xx, as its own targets do', () => {
   it('sweep t0..t999 (wait 600 s) then d (deletes Pod p, held; p asks a re-check in 5 s): 200 (d acted), not 503', async () => {
-    const fn = {
-      name: 'fake',
-      summary: 's',
+    const fn = fakeFunction({
       kinds: ['v1/ConfigMap', 'v1/Pod'],
-      targets: (t: { ref: unknown }) => [t.ref],
-      async *sweep() {
+      *sweep() {
         for (let i = 0; i < 1000; i++) yield { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: `t${i}` };
         yield { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'd' };
       },
       observe: async (ref: { name: string }) => ({ name: ref.name }),
       plan: (o: { name: string }) =>
         o.name === 'd' ? { kind: 'act', reason: 'delete the stuck pod' } : o.name === 'p' ? { kind: 'requeue', afterSeconds: 5, reason: 'finalizer still there' } : { kind: 'requeue', afterSeconds: 600, reason: 'inside the grace period' },
-    } as unknown as AnyFunction;
-    const execute = async (f: string, p: { kind: string; reason: string; afterSeconds?: number }, target: string) =>
-      p.kind === 'requeue'
-        ? { function: f, target, status: 'requeued', reason: p.reason, requeueAfterSeconds: p.afterSeconds }
-        : { function: f, target, status: 'acted', reason: p.reason, actions: [{ verb: 'delete', target: 'Pod/ns/p', reason: 'stuck', result: 'done', held: { apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'p' } }] };
-    const engine = testEngine([fn], {} as never, { execute });
+    });
+    const engine = testEngine([fn], {} as never, { execute: planReporter });
     const { front } = twoDoors(engine, [fn]);
     const status = await postStructured(front, JSON.stringify({ specversion: '1.0', id: 'sweep-1', source: '/cron', type: 'io.olm-medic.sweep' }));
     engine.close();
@@ -181,12 +153,9 @@ describe('RT7-sweep-held: a sweep whose held follow-up cannot be queued keeps it
 describe('RT8-recheck-held-full: a re-check\'s held follow-up is not dropped by the full queue', () => {
   it('999 waits of 600 s; event d waits 1 s (the 1,000th place); d\'s re-check deletes p (held, needs a look in 1 s): p is looked at again', async () => {
     const looks = new Map<string, number>();
-    const fn = {
-      name: 'fake',
-      summary: 's',
+    const fn = fakeFunction({
       kinds: ['v1/ConfigMap', 'v1/Pod'],
-      targets: (t: { ref: unknown }) => [t.ref],
-      async *sweep() {
+      *sweep() {
         for (let i = 0; i < 999; i++) yield { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: `t${i}` };
       },
       observe: async (ref: { name: string }) => {
@@ -206,16 +175,10 @@ describe('RT8-recheck-held-full: a re-check\'s held follow-up is not dropped by 
               ? { kind: 'requeue', afterSeconds: 1, reason: 'finalizer still there' }
               : { kind: 'noop', reason: 'gone now' }
             : { kind: 'requeue', afterSeconds: 600, reason: 'inside the grace period' },
-    } as unknown as AnyFunction;
-    const execute = async (f: string, p: { kind: string; reason: string; afterSeconds?: number }, target: string) =>
-      p.kind === 'requeue'
-        ? { function: f, target, status: 'requeued', reason: p.reason, requeueAfterSeconds: p.afterSeconds }
-        : p.kind === 'act'
-          ? { function: f, target, status: 'acted', reason: p.reason, actions: [{ verb: 'delete', target: 'Pod/ns/p', reason: 'stuck', result: 'done', held: { apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: 'p' } }] }
-          : { function: f, target, status: 'noop', reason: p.reason };
-    const engine = testEngine([fn], {} as never, { execute });
+    });
+    const engine = testEngine([fn], {} as never, { execute: planReporter });
     await engine.handle({ kind: 'sweep', meta: { id: 's', source: 's', type: 'io.olm-medic.sweep' } });
-    const d = await engine.handle({ kind: 'resource', verb: 'update', mode: 'reference', ref: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'd' }, meta: { id: 'd', source: 's', type: 'dev.knative.apiserver.ref.update' } } as never);
+    const d = await engine.handle(configMapUpdate('d'));
     await sleep(5_000);
     engine.close();
     // d's event was answered 2xx (its re-check queued); the re-check deleted p, whose finalizer

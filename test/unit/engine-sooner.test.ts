@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AnyFunction } from '../../shared/core/types.js';
 import { KubeError } from '../../shared/kube/errors.js';
 import { runCliCaptured, unreachableCluster } from '../support/cli.js';
-import { testEngine } from '../support/doors.js';
+import { configMapUpdate, fakeFunction, planReporter, testEngine } from '../support/doors.js';
 
 const { dir, kubeconfig: KUBECONFIG } = unreachableCluster('olm-medic-engine-sooner-');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -21,27 +21,19 @@ const line = (id: string, name: string): string =>
 /** Look 1: wait 600 s (a grace period); look 2: wait 1 s (the state changed: look again soon); then settled. */
 function waiting(): { fn: AnyFunction; looks: () => number } {
   let n = 0;
-  const fn = {
-    name: 'fake',
-    summary: 's',
-    kinds: ['v1/ConfigMap'],
-    targets: (t: { ref: unknown }) => [t.ref],
-    async *sweep() {},
+  const fn = fakeFunction({
     observe: async () => ({ n: ++n }),
     plan: (o: { n: number }) =>
       o.n === 1 ? { kind: 'requeue', afterSeconds: 600, reason: 'inside the grace period' } : o.n === 2 ? { kind: 'requeue', afterSeconds: 1, reason: 'waiting for owned objects to finish deleting' } : { kind: 'noop', reason: 'settled' },
-  } as unknown as AnyFunction;
+  });
   return { fn, looks: () => n };
 }
 
 describe('RT6-2: a sooner re-check asked while a later one is queued runs when asked', () => {
   it('engine: the second event asks a re-check in 1 s; it runs within 3 s, not after the first one\'s 600 s', async () => {
     const s = waiting();
-    const engine = testEngine([s.fn], {} as never, {
-      execute: async (f: string, p: { kind: string; reason: string; afterSeconds?: number }, target: string) =>
-        p.kind === 'requeue' ? { function: f, target, status: 'requeued', reason: p.reason, requeueAfterSeconds: p.afterSeconds } : { function: f, target, status: 'noop', reason: p.reason },
-    });
-    const ev = (id: string) => ({ kind: 'resource', verb: 'update', mode: 'reference', ref: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'a' }, meta: { id, source: 's', type: 'dev.knative.apiserver.ref.update' } }) as never;
+    const engine = testEngine([s.fn], {} as never, { execute: planReporter });
+    const ev = (id: string) => configMapUpdate('a', id);
     const first = await engine.handle(ev('1'));
     const second = await engine.handle(ev('2'));
     await sleep(3_000);
@@ -71,21 +63,13 @@ afterEach(() => vi.restoreAllMocks());
 describe('RT7-clock-step: a sooner re-check after the wall clock stepped forward still runs when asked', () => {
   it('look 1 waits 600 s; the clock steps +1 h; look 2 asks 1 s: it runs within 3 s', async () => {
     let n = 0;
-    const fn = {
-      name: 'fake',
-      summary: 's',
-      kinds: ['v1/ConfigMap'],
-      targets: (t: { ref: unknown }) => [t.ref],
-      async *sweep() {},
+    const fn = fakeFunction({
       observe: async () => ({ n: ++n }),
       plan: (o: { n: number }) =>
         o.n === 1 ? { kind: 'requeue', afterSeconds: 600, reason: 'inside the grace period' } : o.n === 2 ? { kind: 'requeue', afterSeconds: 1, reason: 'waiting for GC' } : { kind: 'noop', reason: 'settled' },
-    } as unknown as AnyFunction;
-    const engine = testEngine([fn], {} as never, {
-      execute: async (f: string, p: { kind: string; reason: string; afterSeconds?: number }, target: string) =>
-        p.kind === 'requeue' ? { function: f, target, status: 'requeued', reason: p.reason, requeueAfterSeconds: p.afterSeconds } : { function: f, target, status: 'noop', reason: p.reason },
     });
-    const ev = (id: string) => ({ kind: 'resource', verb: 'update', mode: 'reference', ref: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'a' }, meta: { id, source: 's', type: 'dev.knative.apiserver.ref.update' } }) as never;
+    const engine = testEngine([fn], {} as never, { execute: planReporter });
+    const ev = (id: string) => configMapUpdate('a', id);
     await engine.handle(ev('1'));
     const realNow = Date.now.bind(Date);
     vi.spyOn(Date, 'now').mockImplementation(() => realNow() + 3_600_000); // the host clock steps forward 1 h
@@ -106,23 +90,16 @@ describe('RT7-clock-step: a sooner re-check after the wall clock stepped forward
 describe('RT8-recheck-transient: a re-check that meets a transient apiserver error is retried', () => {
   it('event x: wait 1 s (202); the re-check gets a 503 from the apiserver; x is looked at again', async () => {
     let n = 0;
-    const fn = {
-      name: 'fake',
-      summary: 's',
-      kinds: ['v1/ConfigMap'],
-      targets: (t: { ref: unknown }) => [t.ref],
-      async *sweep() {},
+    const fn = fakeFunction({
       observe: async () => {
         n++;
         if (n === 2) throw new KubeError(503, 'ServiceUnavailable', 'apiserver unavailable');
         return { n };
       },
       plan: (o: { n: number }) => (o.n === 1 ? { kind: 'requeue', afterSeconds: 1, reason: 'waiting for GC' } : { kind: 'noop', reason: 'settled' }),
-    } as unknown as AnyFunction;
-    const execute = async (f: string, p: { kind: string; reason: string; afterSeconds?: number }, target: string) =>
-      p.kind === 'requeue' ? { function: f, target, status: 'requeued', reason: p.reason, requeueAfterSeconds: p.afterSeconds } : { function: f, target, status: 'noop', reason: p.reason };
-    const engine = testEngine([fn], {} as never, { execute });
-    const x = await engine.handle({ kind: 'resource', verb: 'update', mode: 'reference', ref: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'x' }, meta: { id: 'x', source: 's', type: 'dev.knative.apiserver.ref.update' } } as never);
+    });
+    const engine = testEngine([fn], {} as never, { execute: planReporter });
+    const x = await engine.handle(configMapUpdate('x'));
     await sleep(6_000);
     engine.close();
     expect({ x: x[0]!.status, lookedAgain: n >= 3 }).toEqual({ x: 'requeued', lookedAgain: true });
@@ -138,23 +115,16 @@ describe('RT8-recheck-transient: a re-check that meets a transient apiserver err
 describe('RT9-recheck-failed: a re-check that ends failed is tried again, as one that ends transient', () => {
   it('event x: wait 1 s (2xx); the re-check gets a 403 (RBAC not yet applied); x is looked at again', async () => {
     let n = 0;
-    const fn = {
-      name: 'fake',
-      summary: 's',
-      kinds: ['v1/ConfigMap'],
-      targets: (t: { ref: unknown }) => [t.ref],
-      async *sweep() {},
+    const fn = fakeFunction({
       observe: async () => {
         n++;
         if (n === 2) throw new KubeError(403, 'Forbidden', 'configmaps "x" is forbidden');
         return { n };
       },
       plan: (o: { n: number }) => (o.n === 1 ? { kind: 'requeue', afterSeconds: 1, reason: 'waiting for GC' } : { kind: 'noop', reason: 'settled' }),
-    } as unknown as AnyFunction;
-    const execute = async (f: string, p: { kind: string; reason: string; afterSeconds?: number }, target: string) =>
-      p.kind === 'requeue' ? { function: f, target, status: 'requeued', reason: p.reason, requeueAfterSeconds: p.afterSeconds } : { function: f, target, status: 'noop', reason: p.reason };
-    const engine = testEngine([fn], {} as never, { execute });
-    const x = await engine.handle({ kind: 'resource', verb: 'update', mode: 'reference', ref: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'x' }, meta: { id: 'x', source: 's', type: 'dev.knative.apiserver.ref.update' } } as never);
+    });
+    const engine = testEngine([fn], {} as never, { execute: planReporter });
+    const x = await engine.handle(configMapUpdate('x'));
     await sleep(5_000);
     engine.close();
     expect({ x: x[0]!.status, lookedAgain: n >= 3 }).toEqual({ x: 'requeued', lookedAgain: true });
@@ -171,22 +141,16 @@ describe('a re-check that never gets through is given up after 6 retries', () =>
   it('event x: wait 1 s (2xx); every later read 403: 1 + 1 + 6 looks within 10 minutes, then none', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance', 'Date'] });
     let n = 0;
-    const fn = {
-      name: 'fake',
-      summary: 's',
-      kinds: ['v1/ConfigMap'],
-      targets: (t: { ref: unknown }) => [t.ref],
-      async *sweep() {},
+    const fn = fakeFunction({
       observe: async () => {
         n++;
         if (n >= 2) throw new KubeError(403, 'Forbidden', 'configmaps "x" is forbidden');
         return { n };
       },
       plan: () => ({ kind: 'requeue', afterSeconds: 1, reason: 'waiting for GC' }),
-    } as unknown as AnyFunction;
-    const execute = async (f: string, p: { kind: string; reason: string; afterSeconds?: number }, target: string) => ({ function: f, target, status: 'requeued', reason: p.reason, requeueAfterSeconds: p.afterSeconds });
-    const engine = testEngine([fn], {} as never, { execute });
-    await engine.handle({ kind: 'resource', verb: 'update', mode: 'reference', ref: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'x' }, meta: { id: 'x', source: 's', type: 'dev.knative.apiserver.ref.update' } } as never);
+    });
+    const engine = testEngine([fn], {} as never, { execute: planReporter });
+    await engine.handle(configMapUpdate('x'));
     await vi.advanceTimersByTimeAsync(600_000);
     const within = n;
     await vi.advanceTimersByTimeAsync(6 * 3_600_000);
