@@ -54,12 +54,12 @@ export function twoDoors(engine: Engine, functions: AnyFunction[], bodyLimitByte
 }
 
 /**
- * A fake function for engine tests: the event's object is its target, `kinds` ConfigMaps unless
- * said, `sweep` the refs given, `observe` and `plan` the test's.
+ * A fake function for engine tests: the event's object is its target, `name` 'fake' and `kinds`
+ * ConfigMaps unless said, `sweep` the refs given, `observe` and `plan` the test's.
  */
-export function fakeFunction(spec: { observe: (ref: { name: string }) => Promise<unknown>; plan: (o: never) => unknown; kinds?: string[]; sweep?: () => Iterable<object> }): AnyFunction {
+export function fakeFunction(spec: { observe: (ref: { name: string }) => Promise<unknown>; plan: (o: never) => unknown; name?: string; kinds?: string[]; sweep?: () => Iterable<object> }): AnyFunction {
   return {
-    name: 'fake',
+    name: spec.name ?? 'fake',
     summary: 's',
     kinds: spec.kinds ?? ['v1/ConfigMap'],
     targets: (t: { ref: unknown }) => [t.ref],

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../shared/cli/run.js';
 import type { AnyFunction } from '../../shared/core/types.js';
 import { unreachableCluster } from '../support/cli.js';
+import { fakeFunction } from '../support/doors.js';
 
 const fake = vi.hoisted(() => ({ execute: undefined as unknown, followUps: 3 }));
 vi.mock('../../shared/wiring.js', async (orig) => {
@@ -142,24 +143,30 @@ const selfDelete = async (f: string, p: { kind: string; reason: string }, target
   return { function: f, target, status: 'noop', reason: p.reason };
 };
 
-/** Keyed by the Job it deletes: look 1 waits (1 s), look 2 (the re-check) deletes it (held), look 3 (the held follow-up) `third`. */
-function jobFn(third: 'noop' | 'throw'): { fn: AnyFunction; looks: () => number } {
+/**
+ * A function that counts its looks: look `failAt` (if any) throws `message` (an RBAC refusal);
+ * every other look is planned by its number.
+ */
+function counted(name: string, kind: string, failAt: number | undefined, message: string, plan: (n: number) => unknown): { fn: AnyFunction; looks: () => number } {
   let n = 0;
-  const fn = {
-    name: 'job-like',
-    summary: 's',
-    kinds: ['batch/v1/Job'],
-    targets: (t: { ref: unknown }) => [t.ref],
-    async *sweep() {},
+  const fn = fakeFunction({
+    name,
+    kinds: [kind],
     observe: async () => {
       n++;
-      if (n === 3 && third === 'throw') throw new Error('jobs.batch "j" is forbidden: RBAC');
+      if (n === failAt) throw new Error(message);
       return { n };
     },
-    plan: (o: { n: number }) => (o.n === 1 ? { kind: 'requeue', reason: 'job still running within its deadline' } : o.n === 2 ? { kind: 'act', reason: 'delete the conflicting unpack job' } : { kind: 'noop', reason: 'already being deleted' }),
-  } as unknown as AnyFunction;
+    plan: (o: { n: number }) => plan(o.n),
+  });
   return { fn, looks: () => n };
 }
+
+/** Keyed by the Job it deletes: look 1 waits (1 s), look 2 (the re-check) deletes it (held), look 3 (the held follow-up) `third`. */
+const jobFn = (third: 'noop' | 'throw') =>
+  counted('job-like', 'batch/v1/Job', third === 'throw' ? 3 : undefined, 'jobs.batch "j" is forbidden: RBAC', (n) =>
+    n === 1 ? { kind: 'requeue', reason: 'job still running within its deadline' } : n === 2 ? { kind: 'act', reason: 'delete the conflicting unpack job' } : { kind: 'noop', reason: 'already being deleted' },
+  );
 
 const jobLine = (id: string, name: string): string =>
   JSON.stringify({ specversion: '1.0', id, source: '/apis/batch/v1', type: 'dev.knative.apiserver.ref.update', datacontenttype: 'application/json', data: { apiVersion: 'batch/v1', kind: 'Job', namespace: 'ns', name } });
@@ -235,23 +242,10 @@ const deleteThenConflict = async (f: string, p: { kind: string; reason: string }
 };
 
 /** Look 1 deletes and meets a conflict; look 2 (its re-plan) `then`; look 3 (the file's second line) finds nothing to do. */
-function conflictingDeleter(then: 'throw' | 'refuse'): { fn: AnyFunction; looks: () => number } {
-  let n = 0;
-  const fn = {
-    name: 'deleter',
-    summary: 's',
-    kinds: ['v1/ConfigMap'],
-    targets: (t: { ref: unknown }) => [t.ref],
-    async *sweep() {},
-    observe: async () => {
-      n++;
-      if (n === 2 && then === 'throw') throw new Error('subscriptions "s" is forbidden: RBAC');
-      return { n };
-    },
-    plan: (o: { n: number }) => (o.n === 1 ? { kind: 'act', reason: 'delete the stuck pod, then nudge' } : o.n === 2 ? { kind: 'refuse', reason: 'x' } : { kind: 'noop', reason: 'settled' }),
-  } as unknown as AnyFunction;
-  return { fn, looks: () => n };
-}
+const conflictingDeleter = (then: 'throw' | 'refuse') =>
+  counted('deleter', 'v1/ConfigMap', then === 'throw' ? 2 : undefined, 'subscriptions "s" is forbidden: RBAC', (n) =>
+    n === 1 ? { kind: 'act', reason: 'delete the stuck pod, then nudge' } : n === 2 ? { kind: 'refuse', reason: 'x' } : { kind: 'noop', reason: 'settled' },
+  );
 
 describe('RT6-5: a look that wrote, then failed or was refused, vanishes behind a later quiet look', () => {
   for (const then of ['throw', 'refuse'] as const) {

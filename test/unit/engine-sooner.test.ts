@@ -81,51 +81,29 @@ describe('RT7-clock-step: a sooner re-check after the wall clock stepped forward
 });
 
 /**
- * Red team round 8 (failed on 63b2eae): an event answered 2xx "requeued" promises an in-process re-check. When that
- * re-check meets a transient apiserver error (503, connection reset), its outcome is 'transient',
- * which asksRecheck() does not count: nothing schedules another look, and there is no event to
- * redeliver (the Broker already got its 2xx). The re-check the 2xx promised is lost; an event-time
- * 503 would have been retried by the Broker.
+ * Red team rounds 8 (failed on 63b2eae) and 9 (failed on 6936119): an event answered 2xx "requeued"
+ * promises an in-process re-check. When that re-check meets a transient apiserver error (503,
+ * connection reset: 'transient') or an unexpected answer such as a 403 while RBAC is being rolled out
+ * ('failed'), nothing scheduled another look, and there is no event to redeliver (the Broker already
+ * got its 2xx). For the event itself either would be a 5xx that the Broker retries.
  */
-describe('RT8-recheck-transient: a re-check that meets a transient apiserver error is retried', () => {
-  it('event x: wait 1 s (202); the re-check gets a 503 from the apiserver; x is looked at again', async () => {
+describe.each([
+  { round: 'RT8-recheck-transient', ends: 'transient', error: new KubeError(503, 'ServiceUnavailable', 'apiserver unavailable'), from: 'a 503 from the apiserver', waitMs: 6_000 },
+  { round: 'RT9-recheck-failed', ends: 'failed', error: new KubeError(403, 'Forbidden', 'configmaps "x" is forbidden'), from: 'a 403 (RBAC not yet applied)', waitMs: 5_000 },
+])('$round: a re-check that ends $ends is tried again', ({ error, from, waitMs }) => {
+  it(`event x: wait 1 s (2xx); the re-check gets ${from}; x is looked at again`, async () => {
     let n = 0;
     const fn = fakeFunction({
       observe: async () => {
         n++;
-        if (n === 2) throw new KubeError(503, 'ServiceUnavailable', 'apiserver unavailable');
+        if (n === 2) throw error;
         return { n };
       },
       plan: (o: { n: number }) => (o.n === 1 ? { kind: 'requeue', afterSeconds: 1, reason: 'waiting for GC' } : { kind: 'noop', reason: 'settled' }),
     });
     const engine = testEngine([fn], {} as never, { execute: planReporter });
     const x = await engine.handle(configMapUpdate('x'));
-    await sleep(6_000);
-    engine.close();
-    expect({ x: x[0]!.status, lookedAgain: n >= 3 }).toEqual({ x: 'requeued', lookedAgain: true });
-  }, 20_000);
-});
-
-/**
- * Red team round 9 (failed on 6936119): an in-process re-check is retried when it ends 'transient' (6936119), but not
- * when it ends 'failed' (an unexpected apiserver answer such as 403 while RBAC is being rolled out,
- * a bug): the event that promised it got its 2xx, so nothing redelivers it. For the event itself a
- * 'failed' look is a 500 that the Broker retries (RETRIED includes it); the re-check's is dropped.
- */
-describe('RT9-recheck-failed: a re-check that ends failed is tried again, as one that ends transient', () => {
-  it('event x: wait 1 s (2xx); the re-check gets a 403 (RBAC not yet applied); x is looked at again', async () => {
-    let n = 0;
-    const fn = fakeFunction({
-      observe: async () => {
-        n++;
-        if (n === 2) throw new KubeError(403, 'Forbidden', 'configmaps "x" is forbidden');
-        return { n };
-      },
-      plan: (o: { n: number }) => (o.n === 1 ? { kind: 'requeue', afterSeconds: 1, reason: 'waiting for GC' } : { kind: 'noop', reason: 'settled' }),
-    });
-    const engine = testEngine([fn], {} as never, { execute: planReporter });
-    const x = await engine.handle(configMapUpdate('x'));
-    await sleep(5_000);
+    await sleep(waitMs);
     engine.close();
     expect({ x: x[0]!.status, lookedAgain: n >= 3 }).toEqual({ x: 'requeued', lookedAgain: true });
   }, 20_000);
