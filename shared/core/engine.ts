@@ -33,9 +33,10 @@ type Origin = 'event' | 'sweep' | 'recheck';
 
 /**
  * A re-check that ends as the Broker would retry an event (transient, failed; in the CLI, whose
- * report shows a failure, transient only) is tried again in process: after 2 s, doubling, each ±20 % (keys that failed together do not retry together), at
- * most 6 times (about 2 minutes), then given up with an error in the log, as the Broker gives an
- * event up to its dead-letter sink: the next sweep looks again.
+ * report shows a failure, transient only) is tried again in process: after 2 s, doubling, each
+ * ±20 % (keys that failed together do not retry together), at most 6 times (about 2 minutes), then
+ * given up with an error in the log, as the Broker gives an event up to its dead-letter sink: the
+ * next sweep looks again.
  */
 const RECHECK_RETRY_MS = 2_000;
 const RECHECK_RETRIES = 6;
