@@ -121,9 +121,18 @@ async function observeOperator(ref: Ref, read: Reader, ctx: ObserveContext): Pro
   const claimants = allSubs.filter(
     (s) => componentLabelKey((s.spec as { name?: string } | undefined)?.name ?? '', s.metadata.namespace!) === labelKey || s.metadata.labels?.[labelKey] !== undefined,
   );
+  // Each CSV is read once per look, however many roles it plays here (in the refs, as a component,
+  // as the owner a cluster-scoped component's labels name, as the owner of a namespaced one).
+  const csvReads = new Map<string, Promise<KubeObject | undefined>>();
+  const readCsv = (namespace: string, name: string): Promise<KubeObject | undefined> => {
+    const k = `${namespace}/${name}`;
+    let p = csvReads.get(k);
+    if (!p) csvReads.set(k, (p = read.get({ ...CSV, namespace, name })));
+    return p;
+  };
   const csvs: KubeObject[] = [];
   for (const r of refs.filter((x) => x.kind === 'ClusterServiceVersion' && x.apiVersion === V1ALPHA1 && isDnsLabel(x.namespace) && isDnsSubdomain(x.name))) {
-    const c = await read.get({ ...CSV, namespace: r.namespace!, name: r.name! });
+    const c = await readCsv(r.namespace!, r.name!);
     if (c) csvs.push(c);
   }
   const observed: OperatorObserved = { ...base, labelKey, claimants, csvs };
@@ -146,14 +155,15 @@ async function observeOperator(ref: Ref, read: Reader, ctx: ObserveContext): Pro
     else if (!isDnsSubdomain(cref.name) && !cref.kind.startsWith('ClusterRole') && !cref.kind.startsWith('Role')) components.push({ ref: cref, unreadable: 'not a valid name' });
     else if (cref.namespace !== undefined && !isDnsLabel(cref.namespace)) components.push({ ref: cref, unreadable: 'not a valid namespace' });
     else {
-      const live = await read.get(cref);
+      const isCsv = cref.kind === 'ClusterServiceVersion' && cref.apiVersion === V1ALPHA1 && cref.namespace !== undefined;
+      const live = isCsv ? await readCsv(cref.namespace!, cref.name) : await read.get(cref);
       if (!live) continue;
       // A cluster-scoped object labelled as owned by a CSV: that CSV must be gone for it to be a leftover.
       const l = live.metadata.labels ?? {};
       const ownerLive = !cref.namespace && l[LABEL_OWNER_KIND] === 'ClusterServiceVersion' && isDnsSubdomain(l[LABEL_OWNER]) && isDnsLabel(l[LABEL_OWNER_NAMESPACE])
-        ? !!(await read.get({ ...CSV, namespace: l[LABEL_OWNER_NAMESPACE], name: l[LABEL_OWNER] }))
+        ? !!(await readCsv(l[LABEL_OWNER_NAMESPACE], l[LABEL_OWNER]))
         : undefined;
-      const usedBy = await usersOf(live, allSubs, going, read);
+      const usedBy = await usersOf(live, allSubs, going, readCsv);
       components.push({ ref: cref, live, ...(ownerLive !== undefined ? { ownerCsvLive: ownerLive } : {}), ...(usedBy.length ? { usedBy } : {}) });
     }
   }
@@ -186,13 +196,13 @@ function subscriptionUses(s: KubeObject, obj: KubeObject): boolean {
  * whose status.installPlanRef is it (a shared InstallPlan), or a live CSV of another operator that
  * owns it (a ServiceAccount OLM merged owners on). Such a component only loses the label.
  */
-async function usersOf(obj: KubeObject, subs: KubeObject[], uninstalledCsvs: KubeObject[], read: Reader): Promise<string[]> {
+async function usersOf(obj: KubeObject, subs: KubeObject[], uninstalledCsvs: KubeObject[], readCsv: (namespace: string, name: string) => Promise<KubeObject | undefined>): Promise<string[]> {
   const users: string[] = [];
   for (const s of subs) if (subscriptionUses(s, obj)) users.push(`Subscription ${s.metadata.namespace}/${s.metadata.name}`);
   const ours = new Set(uninstalledCsvs.map((c) => c.metadata.uid));
   for (const o of obj.metadata.ownerReferences ?? []) {
     if (o.kind !== 'ClusterServiceVersion' || ours.has(o.uid) || !obj.metadata.namespace || !isDnsSubdomain(o.name)) continue;
-    const owner = await read.get({ ...CSV, namespace: obj.metadata.namespace, name: o.name });
+    const owner = await readCsv(obj.metadata.namespace, o.name);
     if (owner?.metadata.uid === o.uid && !owner.metadata.deletionTimestamp) users.push(`CSV ${obj.metadata.namespace}/${o.name}`);
   }
   return users;

@@ -516,6 +516,12 @@ describe('finalizer-cleanup B: uninstall leftovers', () => {
     expect(out[0]!.actions?.[0]).toMatchObject({ verb: 'delete', target: `ClusterServiceVersion/${ns}/${CSV_NAME}` });
     expect(out[0]!.actions?.some((a) => a.verb === 'delete' && a.target.startsWith('CustomResourceDefinition/'))).toBe(false);
     await expectUninstalled(l);
+    // The CSV is in the refs and is a component too: each look reads it once, not once per role.
+    const gets = (resource: string, name: string, namespace?: string) =>
+      c.audit().filter((e) => e.verb === 'get' && e.objectRef?.resource === resource && e.objectRef.name === name && e.objectRef.namespace === namespace).length;
+    const looks = gets('operators', l.opName);
+    expect(looks).toBeGreaterThanOrEqual(3); // CSV, then the rest, then the Operator: three stages
+    expect(gets('clusterserviceversions', CSV_NAME, ns)).toBeLessThanOrEqual(looks);
   });
 
   it("a write that finds its target already gone re-plans from live state: GC removes the InstallPlan between olm-medic's read and its delete (seen on real OLM v0.25.0), and the same handling goes on to the CSV and the rest, with no further event", async () => {
