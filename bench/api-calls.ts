@@ -197,9 +197,10 @@ const CASES: Case[] = [
     pick: async (c) => ({ verb: 'update', obj: await must(c.admin, { apiVersion: 'operators.coreos.com/v1', kind: 'Operator', name: olm.operatorName('strimzi-kafka-operator', `legacy-${c.id}`) }) }),
     healed: (c) => c.situation.healed(),
     minimum: {
-      'get operators': 1,
-      'list subscriptions (namespace)': 1,
-      'get clusterserviceversions': 1,
+      'get operators': 2,
+      'list subscriptions (all namespaces)': 2,
+      'get clusterserviceversions': 2,
+      'list installplans (namespace)': 1,
       'get deployments': 1,
       'get serviceaccounts': 1,
       'get configmaps': 1,
@@ -211,9 +212,13 @@ const CASES: Case[] = [
       'create events': 5,
     },
     why:
-      'reads: the Operator (annotation, status.components.refs) 1, the namespace\'s Subscriptions (no Subscription for the package may remain) 1, each listed component ' +
-      '(it must still carry the component label; 4 refs) 4; writes: delete the 4 components 4 and then the Operator 1; ' +
-      `${EVENTS_RULE} 5 = 16 (the CSV is read once as a component, not twice)`,
+      'two passes, because real OLM makes an uninstall staged (test/olm/uninstall.test.ts): while a CSV exists OLM re-creates what it owns, and an InstallPlan ' +
+      'still Installing re-creates the CSV, so the CSV goes alone first and the rest only once it is gone. Pass 1: the Operator (annotation, ' +
+      'status.components.refs) 1, every Subscription (none may still claim the label key; keys of installs in two namespaces can collide, so all namespaces) 1, ' +
+      'the CSV 1, the InstallPlans of its namespace (none Installing that lists it) 1; delete the CSV 1. Pass 2: the Operator, the Subscriptions and the CSV ' +
+      '(now gone) again 3, each other component (it must still carry the component label; 3 refs) 3; delete them 3 and, every delete having answered that ' +
+      `its object is gone, the Operator in the same pass 1; ${EVENTS_RULE} 5 = 20 (the CSV is read once per pass, not once per role). ` +
+      '2026-11-21 to 11-24 this minimum was 16: one pass, argued before real OLM showed the staging was needed',
   },
 ];
 
