@@ -10,7 +10,7 @@ import type { ResourceTrigger } from '../../shared/events/types.js';
 import type { ObserveContext, RemediationFunction, SweepScope } from '../../shared/core/types.js';
 import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
 import { collect } from '../../shared/kube/collect.js';
-import { isKnownKind } from '../../shared/kube/resources.js';
+import { isKnownKind, resourceFor } from '../../shared/kube/resources.js';
 import { equalitySelector, hasLabels, isDnsLabel, isDnsSubdomain, isLabelKey } from '../../shared/kube/validate.js';
 import { COMPONENT_LABEL_PREFIX, FINALIZER_OLM_CSV_CLEANUP, LABEL_OWNER, LABEL_OWNER_KIND, LABEL_OWNER_NAMESPACE, MEDIC, V1, V1ALPHA1 } from '../../shared/olm/constants.js';
 import { componentLabelKey, hasOtherComponentKey, isCopiedCsv, namespaceFitsKey } from '../../shared/olm/olm.js';
@@ -154,7 +154,11 @@ async function observeOperator(ref: Ref, read: Reader, ctx: ObserveContext): Pro
     else if (!isKnownKind(cref.apiVersion, cref.kind)) components.push({ ref: cref, unreadable: `olm-medic does not handle ${cref.kind}` });
     else if (!isDnsSubdomain(cref.name) && !cref.kind.startsWith('ClusterRole') && !cref.kind.startsWith('Role')) components.push({ ref: cref, unreadable: 'not a valid name' });
     else if (cref.namespace !== undefined && !isDnsLabel(cref.namespace)) components.push({ ref: cref, unreadable: 'not a valid namespace' });
-    else {
+    // The kind decides the scope, never the ref: a namespace on a cluster-scoped kind's ref (or none on
+    // a namespaced one's) is not what OLM writes, and would attribute the object by that namespace.
+    else if (resourceFor(cref.apiVersion, cref.kind).namespaced !== (cref.namespace !== undefined)) {
+      components.push({ ref: cref, unreadable: cref.namespace !== undefined ? 'a namespace on a cluster-scoped kind' : 'no namespace for a namespaced kind' });
+    } else {
       const isCsv = cref.kind === 'ClusterServiceVersion' && cref.apiVersion === V1ALPHA1 && cref.namespace !== undefined;
       const live = isCsv ? await readCsv(cref.namespace!, cref.name) : await read.get(cref);
       if (!live) continue;

@@ -245,7 +245,9 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   const subscribed = new Set(o.claimants.map((s) => s.metadata.namespace!));
   const uninstalled = (ns: string | undefined): boolean => ns !== undefined && namespaceFitsKey(key, ns) && !subscribed.has(ns);
   const mine = (c: Component): boolean => {
-    if (c.ref.namespace) return uninstalled(c.ref.namespace);
+    // Where the object lives, as the apiserver says (a ref's namespace is only a claim).
+    const ns = c.live ? c.live.metadata.namespace : c.ref.namespace;
+    if (ns) return uninstalled(ns);
     const ownerNs = c.live?.metadata.labels?.[LABEL_OWNER_NAMESPACE];
     // cluster-scoped: attributed by its olm.owner.namespace label; without one, only the kinds kept anyway
     if (ownerNs === undefined) return subscribed.size === 0 && !DELETABLE.has(c.ref.kind);
@@ -323,7 +325,7 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
     return {
       kind: 'refuse',
       reason: 'UninstallSecretsKept',
-      note: `Removed the other leftovers of ${op.metadata.name}; ${keptHere.join(', ')} still carry ${key}. olm-medic never reads or deletes Secrets and cannot change these: delete them or remove the label, and the Operator object will be removed.`,
+      note: `Removed the other leftovers of ${op.metadata.name}; ${keptHere.join(', ')} still carry ${key}. olm-medic does not change these (it never reads Secrets, and it touches nothing it cannot read or attribute to this install): delete them or remove the label, and the Operator object will be removed.`,
       regarding,
     };
   }

@@ -104,11 +104,14 @@ export function formatRefProblem(p: RefProblem, at = ''): string {
   return `${at}${p.field}${shown} ${p.problem}`;
 }
 
-/** The REST path of a collection or of one object. Names and namespaces are validated first. */
+/** The REST path of a collection or of one object. Names and namespaces are validated first (a namespace for a cluster-scoped kind is an error). */
 export function resourcePath(info: ResourceInfo, namespace?: string, name?: string): string {
   const nsProblem = info.namespaced ? namespaceProblem(namespace) : undefined;
   if (nsProblem) throw new InvalidValue('namespace', namespace, nsProblem);
   if (info.namespaced && name !== undefined && !namespace) throw new InvalidValue('namespace', namespace, `is required for ${info.plural}`);
+  // Never dropped in silence: a namespace given for a cluster-scoped kind means the caller took the
+  // object for a namespaced one (a ref in an Operator's status naming one, red team R10-U1).
+  if (!info.namespaced && namespace) throw new InvalidValue('namespace', namespace, `must be empty: ${info.plural} are cluster-scoped`);
   const nProblem = name === undefined ? undefined : nameProblem(name, !PATH_SEGMENT_NAMED.has(info.plural));
   if (nProblem) throw new InvalidValue(`${info.plural} name`, name, nProblem);
   const base = info.group === '' ? `/api/${info.version}` : `/apis/${info.group}/${info.version}`;

@@ -361,7 +361,7 @@ describe('closed holes (regression: each failed on a67ba5e; H1-H9 fixed by main 
   });
 });
 
-describe('holes H14-H18 (each failed on main when written; closed since)', () => {
+describe('holes H14-H19 (each failed on main when written; closed since)', () => {
   it('H15 catalog-reschedule: a huge tolerationSeconds (user-set via the CatalogSource grpcPodConfig) does not turn the in-process re-check into a hot loop (setTimeout overflow)', async () => {
     const ns = await c.namespace('atk-loop');
     const since = new Date(Date.now() - 5 * MIN);
@@ -424,6 +424,24 @@ describe('holes H14-H18 (each failed on main when written; closed since)', () =>
     expect(liveMine?.metadata.deletionTimestamp).toBeUndefined();
     expect(await live(dep), `Deployment ${nsA}/${dep.metadata.name}`).toBeDefined();
     expect((await live(op))?.metadata.annotations?.['olm-medic.io/uninstall']).toBeUndefined();
+  });
+
+  it('H19 finalizer-cleanup (red team 10): a ref in the Operator\'s status that gives a ClusterRole a namespace does not attribute it by that namespace: the ClusterRole of a LIVE CSV is kept, and so is the Operator (was: both deleted)', async () => {
+    const ns = await c.namespace('atk-opn');
+    const pkg = `pkg-${hex(6)}`;
+    const key = olm.componentLabelKey(pkg, ns);
+    // Another operator's live CSV in the uninstalled namespace, and its ClusterRole (olm.owner labels) carrying the key.
+    const other = await create(olm.csv({ namespace: ns, name: `other-${hex(6)}.v1.0.0` }));
+    const cr = olm.csvClusterRole({ csvName: other.metadata.name, csvNamespace: ns });
+    cr.metadata.labels = { ...cr.metadata.labels, [key]: '' };
+    const theirs = await create(cr);
+    const op = await operatorFor(pkg, ns, [{ kind: 'ClusterRole', apiVersion: 'rbac.authorization.k8s.io/v1', name: theirs.metadata.name, namespace: ns }]);
+    expect((op.status as { components: { refs: { namespace?: string }[] } }).components.refs[0]!.namespace).toBe(ns); // the apiserver keeps it
+    const out = await send(runtime([finalizerCleanup]), 'update', op);
+    expect(out[0]).toMatchObject({ status: 'refused', reason: expect.stringContaining('a namespace on a cluster-scoped kind') });
+    expect(await live(theirs), `ClusterRole ${theirs.metadata.name} of live CSV ${ns}/${other.metadata.name}`).toBeDefined();
+    expect(await live(op), 'the Operator object').toBeDefined();
+    expect(c.audit().filter((e) => e.verb === 'delete' && [theirs.metadata.name, op.metadata.name].includes(e.objectRef?.name ?? ''))).toEqual([]);
   });
 
   describe('the production server (npm start): malformed shapes', () => {

@@ -37,8 +37,9 @@ const clone = <T>(x: T): T => structuredClone(x);
 class Cluster implements Reader {
   private objs = new Map<string, KubeObject>();
   private seq = 0;
+  /** As the apiserver's URL has it: a namespace counts only for a namespaced kind. */
   static key(r: { apiVersion: string; kind: string; namespace?: string; name: string }): string {
-    return `${r.apiVersion}/${r.kind}/${r.namespace ?? ''}/${r.name}`;
+    return `${r.apiVersion}/${r.kind}/${resourceFor(r.apiVersion, r.kind).namespaced ? (r.namespace ?? '') : ''}/${r.name}`;
   }
   add(o: KubeObject): KubeObject {
     this.seq++;
@@ -230,6 +231,28 @@ describe('holes', () => {
     c.add(operatorObj(key, objs, true));
     const { writes } = await drive(c, `etcd.${ns}`);
     expect(writes.filter((w) => w.verb === 'delete' && w.target.kind === 'ClusterRole').map(where)).toEqual([]);
+  });
+
+  it('U4 (red team 10): refs that give cluster-scoped objects a namespace never attribute them by it: a LIVE CSV\'s ClusterRole and an unattributed bundle ClusterRoleBinding are kept, and so is the Operator (was: both deleted, then the Operator; the client dropped the namespace from the URL and the plan trusted the ref\'s)', async () => {
+    const c = new Cluster();
+    const ns = 'shop';
+    const key = componentLabelKey('etcd', ns);
+    c.add(csvObj(ns, 'other-operator.v1.0.0', lbl(componentLabelKey('other-operator', ns)), 'Succeeded'));
+    const objs = [
+      c.add(clusterObj('rbac.authorization.k8s.io/v1', 'ClusterRole', 'other-live', { 'olm.owner': 'other-operator.v1.0.0', 'olm.owner.namespace': ns, 'olm.owner.kind': 'ClusterServiceVersion', ...lbl(key) })),
+      c.add(clusterObj('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', 'bundle-shipped', lbl(key))),
+    ];
+    const op = operatorObj(key, objs, true);
+    for (const r of (op.status as { components: { refs: { namespace?: string }[] } }).components.refs) r.namespace = ns;
+    c.add(op);
+    const { writes, plans } = await drive(c, `etcd.${ns}`);
+    expect(writes.map(where)).toEqual([]);
+    expect(plans.at(-1)).toMatchObject({ kind: 'refuse', note: expect.stringContaining('a namespace on a cluster-scoped kind') });
+    // The same refs as OLM writes them (no namespace): the owner rule keeps the ClusterRole, the binding is kept anyway.
+    const control = new Cluster();
+    control.add(csvObj(ns, 'other-operator.v1.0.0', lbl(componentLabelKey('other-operator', ns)), 'Succeeded'));
+    control.add(operatorObj(key, objs.map((o) => control.add(o)), true));
+    expect((await drive(control, `etcd.${ns}`)).writes.filter((w) => w.verb === 'delete').map(where)).toEqual([]);
   });
 });
 

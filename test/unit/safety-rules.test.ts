@@ -45,6 +45,11 @@ describe('validation of values that reach a URL or a selector', () => {
     // RBAC names may use any path segment (system:aggregate-to-admin)
     expect(resourcePath(resourceFor('rbac.authorization.k8s.io/v1', 'ClusterRole'), undefined, 'system:x')).toMatch(/system%3Ax$/);
     expect(nameProblem('a/b', false)).toBeDefined();
+    // A namespace for a cluster-scoped kind is an error, never dropped in silence (red team 10, R10-U1): object and list alike.
+    const clusterRoles = resourceFor('rbac.authorization.k8s.io/v1', 'ClusterRole');
+    expect(() => resourcePath(clusterRoles, 'shop', 'other-live')).toThrow(/must be empty: clusterroles are cluster-scoped/);
+    expect(() => resourcePath(clusterRoles, 'shop')).toThrow(/must be empty/);
+    expect(resourcePath(clusterRoles, '', 'other-live')).toBe('/apis/rbac.authorization.k8s.io/v1/clusterroles/other-live');
   });
 
   it('refProblem: one rule for an event\'s reference, whole (decode) or partial (envelope extensions)', () => {
