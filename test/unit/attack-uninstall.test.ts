@@ -166,6 +166,28 @@ const NS_B = 'platform-monitoring-us';
 const KEY = componentLabelKey(LONG_PKG, NS_A);
 const LONG_CSV = 'cluster-observability-and-telemetry-operator.v1.2.0';
 
+/**
+ * Another operator's LIVE CSV in `shop` owns ClusterRole other-live (full olm.owner labels); a ClusterRole
+ * attributed to a namespace the key cannot name, and a bundle ClusterRoleBinding without owner labels;
+ * all carry etcd's key, and the annotated Operator lists them. `refNamespace`: its refs give these
+ * cluster-scoped objects the namespace `shop` (not what OLM writes).
+ */
+function liveCsvRbacScene(refNamespace: boolean): { c: Cluster; name: string } {
+  const c = new Cluster();
+  const ns = 'shop';
+  const key = componentLabelKey('etcd', ns);
+  c.add(csvObj(ns, 'other-operator.v1.0.0', lbl(componentLabelKey('other-operator', ns)), 'Succeeded'));
+  const objs = [
+    c.add(clusterObj('rbac.authorization.k8s.io/v1', 'ClusterRole', 'other-live', { 'olm.owner': 'other-operator.v1.0.0', 'olm.owner.namespace': ns, 'olm.owner.kind': 'ClusterServiceVersion', ...lbl(key) })),
+    c.add(clusterObj('rbac.authorization.k8s.io/v1', 'ClusterRole', 'elsewhere', { 'olm.owner': 'gone.v1', 'olm.owner.namespace': 'payments', 'olm.owner.kind': 'ClusterServiceVersion', ...lbl(key) })),
+    c.add(clusterObj('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', 'bundle-shipped', lbl(key))),
+  ];
+  const op = operatorObj(key, objs, true);
+  if (refNamespace) for (const r of (op.status as { components: { refs: { namespace?: string }[] } }).components.refs) r.namespace = ns;
+  c.add(op);
+  return { c, name: `etcd.${ns}` };
+}
+
 describe('scene sanity', () => {
   it('the two namespaces really collide on one 63-char key, and both fit it', () => {
     expect(componentLabelKey(LONG_PKG, NS_B)).toBe(KEY);
@@ -234,25 +256,10 @@ describe('holes', () => {
   });
 
   it('U4 (red team 10): refs that give cluster-scoped objects a namespace never attribute them by it: a LIVE CSV\'s ClusterRole and an unattributed bundle ClusterRoleBinding are kept, and so is the Operator (was: both deleted, then the Operator; the client dropped the namespace from the URL and the plan trusted the ref\'s)', async () => {
-    const c = new Cluster();
-    const ns = 'shop';
-    const key = componentLabelKey('etcd', ns);
-    c.add(csvObj(ns, 'other-operator.v1.0.0', lbl(componentLabelKey('other-operator', ns)), 'Succeeded'));
-    const objs = [
-      c.add(clusterObj('rbac.authorization.k8s.io/v1', 'ClusterRole', 'other-live', { 'olm.owner': 'other-operator.v1.0.0', 'olm.owner.namespace': ns, 'olm.owner.kind': 'ClusterServiceVersion', ...lbl(key) })),
-      c.add(clusterObj('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', 'bundle-shipped', lbl(key))),
-    ];
-    const op = operatorObj(key, objs, true);
-    for (const r of (op.status as { components: { refs: { namespace?: string }[] } }).components.refs) r.namespace = ns;
-    c.add(op);
-    const { writes, plans } = await drive(c, `etcd.${ns}`);
+    const { c, name } = liveCsvRbacScene(true);
+    const { writes, plans } = await drive(c, name);
     expect(writes.map(where)).toEqual([]);
     expect(plans.at(-1)).toMatchObject({ kind: 'refuse', note: expect.stringContaining('a namespace on a cluster-scoped kind') });
-    // The same refs as OLM writes them (no namespace): the owner rule keeps the ClusterRole, the binding is kept anyway.
-    const control = new Cluster();
-    control.add(csvObj(ns, 'other-operator.v1.0.0', lbl(componentLabelKey('other-operator', ns)), 'Succeeded'));
-    control.add(operatorObj(key, objs.map((o) => control.add(o)), true));
-    expect((await drive(control, `etcd.${ns}`)).writes.filter((w) => w.verb === 'delete').map(where)).toEqual([]);
   });
 });
 
@@ -344,17 +351,8 @@ describe('safe', () => {
   });
 
   it('safe: a cluster-scoped ClusterRole of a LIVE CSV (full olm.owner labels) carrying the key is never deleted; nor is one attributed to a namespace the key cannot name', async () => {
-    const c = new Cluster();
-    const ns = 'shop';
-    const key = componentLabelKey('etcd', ns);
-    c.add(csvObj(ns, 'other-operator.v1.0.0', lbl(componentLabelKey('other-operator', ns)), 'Succeeded'));
-    const objs = [
-      c.add(clusterObj('rbac.authorization.k8s.io/v1', 'ClusterRole', 'other-live', { 'olm.owner': 'other-operator.v1.0.0', 'olm.owner.namespace': ns, 'olm.owner.kind': 'ClusterServiceVersion', ...lbl(key) })),
-      c.add(clusterObj('rbac.authorization.k8s.io/v1', 'ClusterRole', 'elsewhere', { 'olm.owner': 'gone.v1', 'olm.owner.namespace': 'payments', 'olm.owner.kind': 'ClusterServiceVersion', ...lbl(key) })),
-      c.add(clusterObj('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', 'bundle-shipped', lbl(key))),
-    ];
-    c.add(operatorObj(key, objs, true));
-    const { writes } = await drive(c, `etcd.${ns}`);
+    const { c, name } = liveCsvRbacScene(false);
+    const { writes } = await drive(c, name);
     expect(writes.filter((w) => w.verb === 'delete')).toEqual([]);
   });
 
