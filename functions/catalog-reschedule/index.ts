@@ -51,6 +51,31 @@ async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
  */
 const missingSince = new RecentMap<number>(10_000);
 
+/**
+ * The latest time a pod's status names (conditions, container states, start), in seconds, or
+ * undefined. A pod status written after its node was first seen missing means someone — its
+ * kubelet, back on a node that re-registered — spoke for the pod since: the node may have come back
+ * and been lost again (red team 11, N1), so the wait starts again. (A kubelet's clock ahead of the
+ * apiserver's only makes it start again more often: the safe direction.)
+ */
+function lastStatusTime(pod: KubeObject): number | undefined {
+  type State = { running?: { startedAt?: string }; terminated?: { startedAt?: string; finishedAt?: string }; waiting?: unknown };
+  const st = pod.status as
+    | { startTime?: string; conditions?: { lastTransitionTime?: string; lastProbeTime?: string }[]; containerStatuses?: { state?: State; lastState?: State }[]; initContainerStatuses?: { state?: State; lastState?: State }[] }
+    | undefined;
+  const stamps: (string | undefined)[] = [st?.startTime];
+  for (const c of st?.conditions ?? []) stamps.push(c?.lastTransitionTime, c?.lastProbeTime);
+  for (const c of [...(st?.containerStatuses ?? []), ...(st?.initContainerStatuses ?? [])]) {
+    for (const s of [c?.state, c?.lastState]) stamps.push(s?.running?.startedAt, s?.terminated?.startedAt, s?.terminated?.finishedAt);
+  }
+  let latest: number | undefined;
+  for (const x of stamps) {
+    const t = typeof x === 'string' ? Date.parse(x) : NaN;
+    if (Number.isFinite(t) && (latest === undefined || t / 1000 > latest)) latest = t / 1000;
+  }
+  return latest;
+}
+
 /** Keyed by node: one node loss affects all its catalog pods at once. */
 async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Observed | undefined> {
   let nodeName = ref.name;
@@ -80,7 +105,10 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
   let since: number | undefined;
   if (!node && facts.length) {
     // The server's clock as of the reads above (not ctx.now, taken before the process's first answer).
-    since = missingSince.get(nodeName) ?? ctx.clock().getTime() / 1000;
+    const now = ctx.clock().getTime() / 1000;
+    const first = missingSince.get(nodeName);
+    const heard = Math.max(...facts.map((f) => lastStatusTime(f.pod) ?? -Infinity));
+    since = first !== undefined && heard <= first ? first : now;
     missingSince.set(nodeName, since);
   }
   return { nodeName, ...(node ? { node } : {}), ...(since !== undefined ? { nodeMissingSince: since } : {}), pods: facts };

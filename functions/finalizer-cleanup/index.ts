@@ -142,9 +142,11 @@ async function observeOperator(ref: Ref, read: Reader, ctx: ObserveContext): Pro
   // and no Subscription claims, used by no live Subscription, carrying no other operator's key. An
   // owner reference to any OTHER CSV (one the plan keeps) still counts as a user of what it owns.
   const claimed = new Set(claimants.map((s) => s.metadata.namespace!));
+  // It must still carry the key (the plan deletes only labelled components: one the key was taken
+  // off is kept, and so is what it owns — red team 11, U5).
   const going = csvs.filter((c) => {
     const ns = c.metadata.namespace ?? '';
-    return namespaceFitsKey(labelKey, ns) && !claimed.has(ns) && !hasOtherComponentKey(c, labelKey) && !allSubs.some((s) => subscriptionUses(s, c));
+    return c.metadata.labels?.[labelKey] !== undefined && namespaceFitsKey(labelKey, ns) && !claimed.has(ns) && !hasOtherComponentKey(c, labelKey) && !allSubs.some((s) => subscriptionUses(s, c));
   });
   const components: Component[] = [];
   for (const r of refs) {

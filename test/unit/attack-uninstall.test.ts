@@ -255,6 +255,26 @@ describe('holes', () => {
     expect(writes.filter((w) => w.verb === 'delete' && w.target.kind === 'ClusterRole').map(where)).toEqual([]);
   });
 
+  it('U5 (red team 11): a CSV in the refs that no longer carries the key is kept, and so is the Deployment it owns (was: the Deployment deleted from under the live CSV, which observe counted as being uninstalled)', async () => {
+    const ns = 'team-a';
+    const key = componentLabelKey('etcd', ns);
+    const csvName = 'etcdoperator.v0.9.4';
+    const scene = (csvCarriesKey: boolean): Cluster => {
+      const c = new Cluster();
+      // Its Subscription is gone (the usual state before an uninstall); the key was taken off the CSV
+      // (a user keeping it, or refs older than the label change): the plan keeps the CSV.
+      const csv = c.add(csvObj(ns, csvName, csvCarriesKey ? lbl(key) : {}, 'Succeeded'));
+      const dep = c.add(nsObj('apps/v1', 'Deployment', ns, 'etcd-operator', { ...lbl(key), 'olm.owner': csvName, 'olm.owner.namespace': ns, 'olm.owner.kind': 'ClusterServiceVersion' }, { ownerReferences: ownedByCsv(ns, csvName) }));
+      c.add(operatorObj(key, [csv, dep], true));
+      return c;
+    };
+    const kept = await drive(scene(false), `etcd.${ns}`);
+    expect(kept.writes.filter((w) => w.verb === 'delete').map(where)).toEqual([]);
+    // The control: the CSV still carries the key: the CSV goes, then the Deployment.
+    const gone = await drive(scene(true), `etcd.${ns}`);
+    expect(gone.writes.filter((w) => w.verb === 'delete').map(where)).toEqual([`delete ClusterServiceVersion ${ns}/${csvName}`, `delete Deployment ${ns}/etcd-operator`, `delete Operator /etcd.${ns}`]);
+  });
+
   it('U4 (red team 10): refs that give cluster-scoped objects a namespace never attribute them by it: a LIVE CSV\'s ClusterRole and an unattributed bundle ClusterRoleBinding are kept, and so is the Operator (was: both deleted, then the Operator; the client dropped the namespace from the URL and the plan trusted the ref\'s)', async () => {
     const { c, name } = liveCsvRbacScene(true);
     const { writes, plans } = await drive(c, name);
