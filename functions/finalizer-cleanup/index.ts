@@ -144,10 +144,18 @@ async function observeOperator(ref: Ref, read: Reader, ctx: ObserveContext): Pro
   const claimed = new Set(claimants.map((s) => s.metadata.namespace!));
   // It must still carry the key (the plan deletes only labelled components: one the key was taken
   // off is kept, and so is what it owns — red team 11, U5).
-  const going = csvs.filter((c) => {
+  let going = csvs.filter((c) => {
     const ns = c.metadata.namespace ?? '';
     return c.metadata.labels?.[labelKey] !== undefined && namespaceFitsKey(labelKey, ns) && !claimed.has(ns) && !hasOtherComponentKey(c, labelKey) && !allSubs.some((s) => subscriptionUses(s, c));
   });
+  // And no live CSV outside the uninstall may own it (the plan keeps such a CSV, and with it what it
+  // owns; red team 12, G1): drop those until none is left, as each drop can make another CSV's owner kept.
+  for (let changed = true; changed; ) {
+    const kept: KubeObject[] = [];
+    for (const c of going) if ((await usersOf(c, allSubs, going, readCsv)).length === 0) kept.push(c);
+    changed = kept.length < going.length;
+    going = kept;
+  }
   const components: Component[] = [];
   for (const r of refs) {
     const cref = { apiVersion: r.apiVersion!, kind: r.kind!, name: r.name!, ...(r.namespace ? { namespace: r.namespace } : {}) };

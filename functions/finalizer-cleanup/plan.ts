@@ -14,7 +14,7 @@
  *    name; components in a namespace where a Subscription still claims the label are kept; objects
  *    shared with another operator only lose this operator's label. Never CRDs, CRs or namespaces.
  */
-import type { Action, Plan, PlanContext } from '../../shared/core/types.js';
+import type { Action, Guard, Plan, PlanContext } from '../../shared/core/types.js';
 import { target } from '../../shared/core/types.js';
 import type { KubeObject, Ref } from '../../shared/kube/types.js';
 import { FINALIZER_OLM_CSV_CLEANUP, LABEL_OWNER_NAMESPACE, MEDIC } from '../../shared/olm/constants.js';
@@ -262,8 +262,16 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   const toUnlabel = labelled.filter((c) => !toDelete.includes(c) && PATCHABLE.has(c.ref.kind));
   const stuck = labelled.filter((c) => !toDelete.includes(c) && !toUnlabel.includes(c));
   const regarding = target(op);
-  const gone = (c: Component): Action =>
-    del(c.live!, 'OperatorLeftoverDeleted', `Deleted ${where(c)} of uninstalled operator ${op.metadata.name}: ${gate.why}.`, { regarding, optional: true });
+  // A cluster-scoped component is this install's by its olm.owner.namespace: guarded by that
+  // namespace, as the orphan sweep is (a protected namespace's leftovers are never removed; red team 12, P1).
+  const ownerGuards = (c: Component): Guard[] => {
+    const ownerNs = c.live!.metadata.namespace ? undefined : c.live!.metadata.labels?.[LABEL_OWNER_NAMESPACE];
+    return ownerNs ? [{ apiVersion: 'v1', kind: 'Namespace', name: ownerNs }] : [];
+  };
+  const gone = (c: Component): Action => {
+    const guards = ownerGuards(c);
+    return del(c.live!, 'OperatorLeftoverDeleted', `Deleted ${where(c)} of uninstalled operator ${op.metadata.name}: ${gate.why}.`, { regarding, optional: true, ...(guards.length ? { guards } : {}) });
+  };
 
   // Staged: one kind alone, and nothing after it until its objects are gone.
   const stage = (kind: string, what: string, after: number): Plan | undefined => {

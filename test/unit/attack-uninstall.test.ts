@@ -21,7 +21,9 @@ import { defaults } from '../../functions/finalizer-cleanup/plan.js';
 import { componentLabelKey, namespaceFitsKey } from '../../shared/olm/olm.js';
 import { resourceFor, resourcePath } from '../../shared/kube/resources.js';
 import { NO_POLICY, type Action, type Plan } from '../../shared/core/types.js';
-import type { KubeObject, ListOptions, Reader, Ref } from '../../shared/kube/types.js';
+import { createExecutor } from '../../shared/core/executor.js';
+import { ActionBudget, type Policy } from '../../shared/core/policy.js';
+import type { KubeObject, ListOptions, Reader, Ref, Writer } from '../../shared/kube/types.js';
 
 const NOW = new Date('2025-03-01T12:00:00Z');
 const iso = (secondsAgo: number) => new Date(NOW.getTime() - secondsAgo * 1000).toISOString();
@@ -34,7 +36,9 @@ const UNINSTALL = 'olm-medic.io/uninstall';
 
 const clone = <T>(x: T): T => structuredClone(x);
 
-class Cluster implements Reader {
+class Cluster implements Reader, Writer {
+  /** Deletes the executor made (drive through the executor). */
+  deleted: string[] = [];
   private objs = new Map<string, KubeObject>();
   private seq = 0;
   /** As the apiserver's URL has it: a namespace counts only for a namespaced kind. */
@@ -66,6 +70,22 @@ class Cluster implements Reader {
       if (!sel.every(([k, v]) => (v === undefined ? l[k!] !== undefined : l[k!] === v))) continue;
       yield clone(o) as T;
     }
+  }
+  async delete(ref: Ref, opts: { uid?: string }): Promise<'deleted' | 'gone'> {
+    const live = this.objs.get(Cluster.key(ref));
+    if (!live || (opts.uid && live.metadata.uid !== opts.uid)) return 'gone';
+    this.objs.delete(Cluster.key(ref));
+    this.deleted.push(`${ref.kind} ${ref.namespace ?? ''}/${ref.name}`);
+    return 'deleted';
+  }
+  async mergePatch(ref: Ref, patch: Record<string, unknown>): Promise<KubeObject | 'gone'> {
+    const live = this.objs.get(Cluster.key(ref));
+    if (!live) return 'gone';
+    this.apply({ verb: 'patch', target: { ...ref, uid: live.metadata.uid!, resourceVersion: live.metadata.resourceVersion! }, patch } as Action);
+    return clone(live);
+  }
+  async create(o: KubeObject): Promise<KubeObject> {
+    return o;
   }
   apply(a: Action): void {
     const k = Cluster.key(a.target);
@@ -109,6 +129,21 @@ async function drive(cluster: Cluster, name: string, options: Record<string, num
     }
   }
   return { writes, plans };
+}
+/** The same, every plan passed through the real executor (policy: protected namespaces, opt-outs). */
+async function driveThroughExecutor(cluster: Cluster, name: string, policy: Policy, rounds = 12): Promise<Plan[]> {
+  const execute = createExecutor({ writer: cluster, recorder: { record: async () => {} }, policy, budget: new ActionBudget(1000, 60_000, () => NOW.getTime()) });
+  const c = { now: NOW, clock: () => NOW, options: { ...defaults }, policy };
+  const plans: Plan[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const o = await finalizerCleanup.observe({ apiVersion: 'operators.coreos.com/v1', kind: 'Operator', name }, cluster, c);
+    if (!o) break;
+    const p = finalizerCleanup.plan(o, c);
+    plans.push(p);
+    if (p.kind !== 'act' && p.kind !== 'requeue') break;
+    if (p.kind === 'act') await execute('finalizer-cleanup', p, name);
+  }
+  return plans;
 }
 const where = (a: Action) => `${a.verb} ${a.target.kind} ${a.target.namespace ?? ''}/${a.target.name}`;
 
@@ -273,6 +308,31 @@ describe('holes', () => {
     // The control: the CSV still carries the key: the CSV goes, then the Deployment.
     const gone = await drive(scene(true), `etcd.${ns}`);
     expect(gone.writes.filter((w) => w.verb === 'delete').map(where)).toEqual([`delete ClusterServiceVersion ${ns}/${csvName}`, `delete Deployment ${ns}/etcd-operator`, `delete Operator /etcd.${ns}`]);
+  });
+
+  it('U6 (red team 12): a ClusterRole attributed (olm.owner.namespace) to a PROTECTED namespace is never deleted by an uninstall, as the orphan sweep never deletes it (was: deleted; the uninstall\'s delete had no guard for that namespace)', async () => {
+    const ns = 'tenant-system';
+    const key = componentLabelKey('etcd', ns);
+    const c = new Cluster();
+    // The CSV is already gone (the leftovers case); its Deployment and its cluster RBAC remain.
+    const dep = c.add(nsObj('apps/v1', 'Deployment', ns, 'etcd-operator', lbl(key)));
+    const cr = c.add(clusterObj('rbac.authorization.k8s.io/v1', 'ClusterRole', 'etcd.v1-abcde', { 'olm.owner': 'etcd.v1', 'olm.owner.namespace': ns, 'olm.owner.kind': 'ClusterServiceVersion', ...lbl(key) }));
+    c.add(operatorObj(key, [dep, cr], true));
+    await driveThroughExecutor(c, `etcd.${ns}`, { dryRun: false, protectedNamespaces: new Set([ns]), maxActionsPerWindow: 1000, windowSeconds: 60 });
+    expect(c.deleted).toEqual([]);
+  });
+
+  it('U7 (red team 12): a CSV another LIVE CSV owns is kept by the uninstall, and so is the Deployment it owns (was: the Deployment deleted, then the Operator; observe counted the kept CSV as being uninstalled)', async () => {
+    const ns = 'shop';
+    const key = componentLabelKey('etcd', ns);
+    const c = new Cluster();
+    const other = c.add(csvObj(ns, 'other-operator.v1.0.0', lbl(componentLabelKey('other-operator', ns)), 'Succeeded'));
+    c.add(sub(ns, 'other-operator', 'other-operator', { installedCSV: 'other-operator.v1.0.0' }, lbl(componentLabelKey('other-operator', ns))));
+    const csv = c.add({ ...csvObj(ns, 'etcd.v1', lbl(key), 'Succeeded'), metadata: { ...csvObj(ns, 'etcd.v1', lbl(key), 'Succeeded').metadata, ownerReferences: ownedByCsv(ns, other.metadata.name) } });
+    const dep = c.add(nsObj('apps/v1', 'Deployment', ns, 'etcd-operator', lbl(key), { ownerReferences: ownedByCsv(ns, 'etcd.v1') }));
+    c.add(operatorObj(key, [csv, dep], true));
+    await driveThroughExecutor(c, `etcd.${ns}`, { ...NO_POLICY, maxActionsPerWindow: 1000, windowSeconds: 60 });
+    expect(c.deleted).toEqual([]);
   });
 
   it('U4 (red team 10): refs that give cluster-scoped objects a namespace never attribute them by it: a LIVE CSV\'s ClusterRole and an unattributed bundle ClusterRoleBinding are kept, and so is the Operator (was: both deleted, then the Operator; the client dropped the namespace from the URL and the plan trusted the ref\'s)', async () => {
