@@ -6,6 +6,7 @@
  *   reads     the pod(s) and their node; the catalog pods on a node; their CatalogSources
  *   writes    delete pod with gracePeriodSeconds 0 and uid+rv preconditions
  */
+import { createHash } from 'node:crypto';
 import type { ResourceTrigger } from '../../shared/events/types.js';
 import type { ObserveContext, RemediationFunction, SweepScope } from '../../shared/core/types.js';
 import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
@@ -46,35 +47,15 @@ async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
 }
 
 /**
- * When each missing node was first seen missing (like PodGC's quarantine). In process and bounded:
- * a restart only makes the wait start again (the safe direction).
+ * When each missing node was first seen missing (like PodGC's quarantine), and its catalog pods'
+ * statuses as they were then (uid@digest). In process and bounded: a restart only makes the wait
+ * start again (the safe direction). A status written since (by their kubelet, back on a node that
+ * re-registered and was lost again: red team 11 N1; whatever its clock: red team 12 Q1) starts the
+ * wait again — a label or annotation change does not; and while it waits, it looks every
+ * NODE_GONE_RECHECK_SECONDS, so a look that sees the node back ends it (red team 12 Q2: a return
+ * that writes nothing).
  */
-const missingSince = new RecentMap<number>(10_000);
-
-/**
- * The latest time a pod's status names (conditions, container states, start), in seconds, or
- * undefined. A pod status written after its node was first seen missing means someone — its
- * kubelet, back on a node that re-registered — spoke for the pod since: the node may have come back
- * and been lost again (red team 11, N1), so the wait starts again. (A kubelet's clock ahead of the
- * apiserver's only makes it start again more often: the safe direction.)
- */
-function lastStatusTime(pod: KubeObject): number | undefined {
-  type State = { running?: { startedAt?: string }; terminated?: { startedAt?: string; finishedAt?: string }; waiting?: unknown };
-  const st = pod.status as
-    | { startTime?: string; conditions?: { lastTransitionTime?: string; lastProbeTime?: string }[]; containerStatuses?: { state?: State; lastState?: State }[]; initContainerStatuses?: { state?: State; lastState?: State }[] }
-    | undefined;
-  const stamps: (string | undefined)[] = [st?.startTime];
-  for (const c of st?.conditions ?? []) stamps.push(c?.lastTransitionTime, c?.lastProbeTime);
-  for (const c of [...(st?.containerStatuses ?? []), ...(st?.initContainerStatuses ?? [])]) {
-    for (const s of [c?.state, c?.lastState]) stamps.push(s?.running?.startedAt, s?.terminated?.startedAt, s?.terminated?.finishedAt);
-  }
-  let latest: number | undefined;
-  for (const x of stamps) {
-    const t = typeof x === 'string' ? Date.parse(x) : NaN;
-    if (Number.isFinite(t) && (latest === undefined || t / 1000 > latest)) latest = t / 1000;
-  }
-  return latest;
-}
+const missingSince = new RecentMap<{ since: number; pods: string }>(10_000);
 
 /** Keyed by node: one node loss affects all its catalog pods at once. */
 async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Observed | undefined> {
@@ -106,10 +87,10 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
   if (!node && facts.length) {
     // The server's clock as of the reads above (not ctx.now, taken before the process's first answer).
     const now = ctx.clock().getTime() / 1000;
+    const pods = facts.map((f) => `${f.pod.metadata.uid}@${createHash('sha256').update(JSON.stringify(f.pod.status ?? null)).digest('base64url').slice(0, 16)}`).sort().join(',');
     const first = missingSince.get(nodeName);
-    const heard = Math.max(...facts.map((f) => lastStatusTime(f.pod) ?? -Infinity));
-    since = first !== undefined && heard <= first ? first : now;
-    missingSince.set(nodeName, since);
+    since = first !== undefined && first.pods === pods ? first.since : now;
+    missingSince.set(nodeName, { since, pods });
   }
   return { nodeName, ...(node ? { node } : {}), ...(since !== undefined ? { nodeMissingSince: since } : {}), pods: facts };
 }

@@ -66,7 +66,7 @@ export function identityProblem(f: PodFacts): string | undefined {
  * seconds for the node's taint (default 300 when the pod has none). A matching toleration WITHOUT
  * tolerationSeconds tolerates forever: such a pod is never fenced out by time (seconds: undefined).
  */
-function fence(pod: KubeObject, node: KubeObject): { since?: number; seconds?: number; key: string } {
+function fence(pod: KubeObject, node: KubeObject): { since?: number; seconds?: number; key: string; tainted: boolean } {
   const ready = condition(node, 'Ready');
   // Unknown = the node stopped reporting (unreachable); False = the kubelet says not ready.
   const key = ready?.status === 'False' ? 'node.kubernetes.io/not-ready' : 'node.kubernetes.io/unreachable';
@@ -78,8 +78,13 @@ function fence(pod: KubeObject, node: KubeObject): { since?: number; seconds?: n
   // clock); the Ready transition may be written by the kubelet with the node's clock. The later wins.
   const taint = ((node.spec as { taints?: { key?: string; effect?: string; timeAdded?: string }[] } | undefined)?.taints ?? []).find((t) => t.key === key && t.effect === 'NoExecute');
   const times = [seconds(ready?.lastTransitionTime), seconds(taint?.timeAdded)].filter((x): x is number => x !== undefined);
-  return { ...(times.length ? { since: Math.max(...times) } : {}), ...(secs !== undefined ? { seconds: Math.max(0, secs) } : {}), key };
+  return { ...(times.length ? { since: Math.max(...times) } : {}), ...(secs !== undefined ? { seconds: Math.max(0, secs) } : {}), key, tainted: taint !== undefined };
 }
+
+/** While a node is gone: how often it is looked at again (a look that sees it back ends the wait). */
+export const NODE_GONE_RECHECK_SECONDS = 15;
+/** While a not-Ready node has no NoExecute taint yet: how often it is looked at again. */
+export const NO_TAINT_RECHECK_SECONDS = 30;
 
 type PodDecision = { act: Action } | { wait: number; why: string } | { defer: string; wait: number } | { skip: string };
 
@@ -102,7 +107,8 @@ export function decidePod(f: PodFacts, o: Observed, ctx: PlanContext): PodDecisi
   if (!node) {
     const quarantine = Number(ctx.options.nodeGoneQuarantineSeconds ?? defaults.nodeGoneQuarantineSeconds);
     const since = o.nodeMissingSince ?? now;
-    if (now < since + quarantine) return { wait: Math.ceil(since + quarantine - now), why: `node ${o.nodeName} is gone; waiting ${quarantine}s in case it re-registers` };
+    // Looked at again every NODE_GONE_RECHECK_SECONDS meanwhile: a look that sees the node back ends the wait.
+    if (now < since + quarantine) return { wait: Math.min(NODE_GONE_RECHECK_SECONDS, Math.ceil(since + quarantine - now)), why: `node ${o.nodeName} is gone; waiting ${quarantine}s in case it re-registers` };
     why = `node ${o.nodeName} no longer exists (missing for over ${quarantine}s)`;
   } else if (outOfService) why = `node ${o.nodeName} is tainted ${OUT_OF_SERVICE}`;
   else if (disruption?.status === 'True') {
@@ -113,7 +119,11 @@ export function decidePod(f: PodFacts, o: Observed, ctx: PlanContext): PodDecisi
     why = `pod has DisruptionTarget=True (${disruption.reason ?? 'unknown reason'}) on not-Ready node ${o.nodeName}`;
   } else {
     const f2 = fence(pod, node);
+    // Kubernetes counts a toleration from its NoExecute taint; until the control plane adds it (rate
+    // limited; never during a zone's full disruption) it evicts nothing, and a Ready transition alone
+    // may carry a kubelet's skewed clock (red team 12, Q3): wait for the taint.
     if (f2.since === undefined) return { skip: `node ${o.nodeName} has no Ready transition time; cannot fence` };
+    if (!f2.tainted) return { wait: NO_TAINT_RECHECK_SECONDS, why: `node ${o.nodeName} is not Ready but has no ${f2.key}:NoExecute taint yet: Kubernetes has not started the toleration clock` };
     if (f2.seconds === undefined) return { skip: `pod tolerates ${f2.key} forever (no tolerationSeconds): only a node that is gone or out-of-service fences it out` };
     const expires = f2.since + f2.seconds + margin;
     if (now < expires) return { wait: Math.ceil(expires - now), why: `node ${o.nodeName} not Ready for ${Math.round(now - f2.since)}s; fence is ${f2.seconds + margin}s` };

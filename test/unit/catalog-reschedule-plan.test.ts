@@ -104,10 +104,16 @@ describe('catalog-reschedule plan: decision table', () => {
     // the Node object is gone: the pod can never terminate
     // the Node object is gone and was first seen missing 100 s ago (past the 90 s quarantine)
     ['node deleted', { ...obs(undefined, pod({ cs })), nodeMissingSince: NOW.getTime() / 1000 - 100 }, { kind: 'act', note: /no longer exists/ }],
-    // just seen missing: it may re-register
-    ['node deleted, just seen missing', { ...obs(undefined, pod({ cs })), nodeMissingSince: NOW.getTime() / 1000 - 5 }, { kind: 'requeue', after: 85 }],
+    // just seen missing: it may re-register (looked at every 15 s meanwhile: a look that sees it back ends the wait)
+    ['node deleted, just seen missing', { ...obs(undefined, pod({ cs })), nodeMissingSince: NOW.getTime() / 1000 - 5 }, { kind: 'requeue', after: 15 }],
     // missing for 60 s: PodGC (40 s quarantine, checked every 20 s) may still be about to delete the pod itself
-    ['node deleted 60 s ago: PodGC goes first', { ...obs(undefined, pod({ cs })), nodeMissingSince: NOW.getTime() / 1000 - 60 }, { kind: 'requeue', after: 30 }],
+    ['node deleted 60 s ago: PodGC goes first', { ...obs(undefined, pod({ cs })), nodeMissingSince: NOW.getTime() / 1000 - 60 }, { kind: 'requeue', after: 15 }],
+    ['node deleted 80 s ago: the rest of the quarantine', { ...obs(undefined, pod({ cs })), nodeMissingSince: NOW.getTime() / 1000 - 80 }, { kind: 'requeue', after: 10 }],
+    // red team 12 Q3: not Ready for an hour by a Ready transition (a kubelet's clock, maybe skewed) but no
+    // NoExecute taint yet (the control plane taints rate-limited, or not at all in a zone's full
+    // disruption): Kubernetes has not started the toleration clock; neither does olm-medic
+    ['not Ready 1 h, no NoExecute taint', obs(live(node({ name: NODE, ready: false, since: ago(3600) })), pod({ cs })), { kind: 'requeue', after: 30 }],
+    ['not Ready 1 h, only a NoSchedule taint', obs(live(node({ name: NODE, ready: false, since: ago(3600), taints: [taintNotReady(ago(3600), 'NoSchedule')] })), pod({ cs })), { kind: 'requeue', after: 30 }],
     // out-of-service: the admin declared the node dead, no fence
     ['out-of-service inside the fence', obs(unknownNode(10, [taintUnreachable(ago(10)), taintOutOfService()]), pod({ cs })), { kind: 'act', note: /out-of-service/ }],
     // DisruptionTarget older than olmGraceSeconds: OLM should have acted, it did not
