@@ -59,6 +59,7 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
   let jobs: KubeObject[];
   let subscription: KubeObject | undefined;
   let failedUnpackNamedJob = false;
+  let dependents: NonNullable<Observed['dependents']> | undefined;
   if (ref.kind === 'Subscription') {
     const sub = await read.get(ref);
     if (!sub) return undefined;
@@ -66,7 +67,9 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
     namespace = (sub.spec as { sourceNamespace?: string } | undefined)?.sourceNamespace ?? '';
     // A value read from an object still goes into a URL: it must be a namespace name.
     if (!isDnsLabel(namespace)) return undefined;
-    const named = (await collect(read.list(JOB.apiVersion, JOB.kind, { namespace }))).filter((j) => isUnpackJobName(j.metadata.name));
+    const all = await collect(read.list(JOB.apiVersion, JOB.kind, { namespace }));
+    dependents = all.flatMap(dependent);
+    const named = all.filter((j) => isUnpackJobName(j.metadata.name));
     failedUnpackNamedJob = named.some((j) => jobState(j).kind === 'failed');
     jobs = named.filter((j) => !identityProblem(j));
   } else {
@@ -123,11 +126,14 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
     // The plan may delete this failed Job's ConfigMap, which cascades to every Job it owns: see them too.
     const [first] = facts as [JobFacts];
     const ownerUid = configMapOwner(first.job)!.uid;
+    const all: NonNullable<Observed['dependents']> = [];
     for await (const j of read.list(JOB.apiVersion, JOB.kind, { namespace })) {
+      all.push(...dependent(j));
       if (j.metadata.uid !== first.job.metadata.uid && isUnpackJobName(j.metadata.name) && !identityProblem(j) && configMapOwner(j)?.uid === ownerUid) {
         facts.push({ job: j, configMap: first.configMap, configMapInUse: false });
       }
     }
+    dependents = all;
   })();
   // Failed Jobs (including any the cascade adds, whose ConfigMap is the first one's) need the InstallPlans.
   const plans = facts.some((f) => jobState(f.job).kind === 'failed') ? installPlanFacts(read, namespace) : undefined;
@@ -139,7 +145,13 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
     legacyFailedPlans = p.legacyFailed;
     for (const f of facts) f.configMapInUse = f.configMap ? p.inUse.has(f.configMap.metadata.name) : false;
   }
-  return { ...base, catalogSources, catalogSourceObjects, olmLabelsObjects, subscribers, retryIntervals, ...(legacyFailedPlans ? { legacyFailedPlans } : {}) };
+  return { ...base, catalogSources, catalogSourceObjects, olmLabelsObjects, subscribers, retryIntervals, ...(legacyFailedPlans ? { legacyFailedPlans } : {}), ...(dependents ? { dependents } : {}) };
+}
+
+/** A Job as a dependent the garbage collector would find by its owners' uids (none: not one). */
+function dependent(j: KubeObject): NonNullable<Observed['dependents']> {
+  const owners = (j.metadata.ownerReferences ?? []).map((r) => r.uid);
+  return owners.length ? [{ uid: j.metadata.uid ?? '', owners, terminating: !!j.metadata.deletionTimestamp }] : [];
 }
 
 /**

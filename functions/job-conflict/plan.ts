@@ -45,6 +45,11 @@ export interface Observed {
   subscription?: KubeObject;
   /** Any Failed Job with an unpack-hash name exists in the namespace, ours or a look-alike. */
   failedUnpackNamedJob?: boolean;
+  /**
+   * Every Job of the namespace that names an owner, whatever its name (read when a ConfigMap may be
+   * deleted): the garbage collector deletes a ConfigMap's dependents by uid, look-alikes included.
+   */
+  dependents?: { uid: string; owners: string[]; terminating: boolean }[];
 }
 
 export const defaults = {
@@ -189,7 +194,8 @@ export function decideJob(f: JobFacts, o: Observed, ctx: PlanContext): JobDecisi
   const cm = f.configMap;
   const owner = configMapOwner(f.job)!;
   // The opt-out (and protection) of the owners this finding hangs on applies too (constants.ts).
-  const catalogs = (o.catalogSourceObjects ?? []).filter((c) => cm?.metadata.ownerReferences?.some((r) => r.kind === 'CatalogSource' && r.uid === c.metadata.uid));
+  // Without the ConfigMap, which catalog the Job is for is unknown: every CatalogSource of the namespace guards it (red team 13, J3).
+  const catalogs = cm ? (o.catalogSourceObjects ?? []).filter((c) => cm.metadata.ownerReferences?.some((r) => r.kind === 'CatalogSource' && r.uid === c.metadata.uid)) : (o.catalogSourceObjects ?? []);
   const guards: Guard[] = [...(cm ? [target(cm)] : []), ...catalogs.map(target)];
   const actions: Action[] = [
     { verb: 'delete', target: job, guards, propagationPolicy: 'Background', reason: 'UnpackJobDeleted', note: `Deleted bundle-unpack Job ${job.name}: ${reasons.join('; ')}.` },
@@ -221,7 +227,10 @@ export function isStuckOnUnpack(sub: KubeObject): boolean {
   if (sub.metadata.deletionTimestamp) return false;
   const st = sub.status as { installPlanRef?: unknown; currentCSV?: string; state?: string } | undefined;
   if (st?.state === 'AtLatestKnown') return false;
-  return isTrue(sub, 'BundleUnpackFailed') || isTrue(sub, 'BundleUnpacking') || (!st?.installPlanRef && !st?.currentCSV);
+  // BundleUnpacking lingers after resolution too: it counts only before a plan for the next CSV exists
+  // (no state yet, or UpgradeAvailable), not once it is UpgradePending/UpgradeFailed (red team 13, J2).
+  const resolving = !st?.state || st.state === 'UpgradeAvailable';
+  return isTrue(sub, 'BundleUnpackFailed') || (resolving && isTrue(sub, 'BundleUnpacking')) || (!st?.installPlanRef && !st?.currentCSV);
 }
 
 function nudge(sub: KubeObject, now: Date, note: string): Action {
@@ -259,7 +268,10 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
   for (let i = actions.length - 1; i >= 0; i--) {
     const a = actions[i]!;
     if (a.reason !== 'UnpackConfigMapDeleted') continue;
-    const staysOwned = o.jobs.some((f) => configMapOwner(f.job)?.uid === a.target.uid && !deletedJobs.has(f.job.metadata.uid ?? '') && !f.job.metadata.deletionTimestamp);
+    const staysOwned =
+      o.jobs.some((f) => configMapOwner(f.job)?.uid === a.target.uid && !deletedJobs.has(f.job.metadata.uid ?? '') && !f.job.metadata.deletionTimestamp) ||
+      // ... or any other Job it owns, even one olm-medic would never touch itself (red team 13, J1)
+      (o.dependents ?? []).some((d) => d.owners.includes(a.target.uid) && !deletedJobs.has(d.uid) && !d.terminating);
     if (staysOwned || cmDeletes.has(a.target.uid)) actions.splice(i, 1);
     else cmDeletes.add(a.target.uid);
   }

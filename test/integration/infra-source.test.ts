@@ -110,7 +110,10 @@ describe('the shipped ApiServerSource on the real adapter', () => {
     expect(mine.length).toBeGreaterThan(2);
     const routed = knativeRoute(objects.filter((o) => o.kind === 'Trigger'), 'olm-medic', [jsonlFile('captured.jsonl', received)]);
     expect(routed).toHaveLength(received.length);
-    for (const e of routed) expect(e.delivered, `${e.type} ${e.apiversion}/${e.kind} ${e.name}`).toHaveLength(wanted(e) ? 1 : 0);
+    // The Job Trigger filters by name length only (CESQL); a 63-character look-alike (another test
+    // file's, e.g. safety's hash + "aeiou") passes it, and job-conflict's identity check refuses it.
+    const lookAlike = (e: (typeof routed)[number]): boolean => e.kind === 'Job' && e.apiversion === 'batch/v1' && e.type.startsWith('dev.knative.apiserver.resource.') && e.name?.length === 63;
+    for (const e of routed) expect(e.delivered, `${e.type} ${e.apiversion}/${e.kind} ${e.name}`).toHaveLength(wanted(e) || lookAlike(e) ? 1 : 0);
   });
 });
 

@@ -1,0 +1,137 @@
+/**
+ * Red team 13 (a helper given only the code): job-conflict writing to objects that are not provably
+ * stale OLM unpack objects, or to Subscriptions that are not blocked. Each test states what SHOULD
+ * hold; each failed on 95d441c and passes since the fix after it:
+ *   J1/J1b the ConfigMap delete (GC cascade) took a Job it owns that olm-medic itself would never touch;
+ *   J2     a Subscription past resolution (UpgradePending) with a lingering BundleUnpacking was nudged;
+ *   J3     once the ConfigMap was gone, the CatalogSource opt-out no longer guarded the Job.
+ */
+import { describe, expect, it } from 'vitest';
+import { jobConflict } from '../../functions/job-conflict/index.js';
+import { plan, type Observed } from '../../functions/job-conflict/plan.js';
+import { policyRefusal } from '../../shared/core/policy.js';
+import { NO_POLICY, type Action, type PlanContext } from '../../shared/core/types.js';
+import type { KubeObject, ListOptions, Reader, Ref } from '../../shared/kube/types.js';
+import * as olm from '../fixtures/olm-objects.js';
+
+const NOW = new Date('2026-06-01T12:00:00Z');
+const ctx: PlanContext = { now: NOW, options: { marginSeconds: 60 }, policy: NO_POLICY };
+const octx = { ...ctx, clock: () => NOW };
+const CAT = 'olm';
+const CATALOG = 'operatorhubio-catalog';
+const IMAGE = 'quay.io/operatorhubio/etcd@sha256:5e9e2a1ed1e3ab0b0f9b4e6f4a8b9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1';
+const HASH = olm.unpackHash(IMAGE);
+const ago = (s: number): Date => new Date(NOW.getTime() - s * 1000);
+
+let rv = 0;
+function k(o: olm.Obj, uid: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject {
+  return { ...o, metadata: { ...o.metadata, uid, resourceVersion: String(++rv), creationTimestamp: olm.rfc3339(ago(86400)), ...extra } } as KubeObject;
+}
+
+/** An in-memory Reader: get by identity, list by kind, namespace and a simple label selector. */
+function memReader(objects: KubeObject[]): Reader {
+  const matches = (o: KubeObject, sel?: string): boolean =>
+    !sel ||
+    sel.split(',').every((term) => {
+      const [key, val] = term.split('=');
+      const v = o.metadata.labels?.[key!];
+      return val === undefined ? v !== undefined : v === val;
+    });
+  return {
+    get: (async (ref: Ref) =>
+      objects.find((o) => o.apiVersion === ref.apiVersion && o.kind === ref.kind && o.metadata.name === ref.name && (o.metadata.namespace ?? '') === (ref.namespace ?? ''))) as Reader['get'],
+    list: ((apiVersion: string, kind: string, opts: ListOptions = {}) =>
+      (async function* () {
+        for (const o of objects) {
+          if (o.apiVersion !== apiVersion || o.kind !== kind) continue;
+          if (opts.namespace && o.metadata.namespace !== opts.namespace) continue;
+          if (!matches(o, opts.labelSelector)) continue;
+          yield o;
+        }
+      })()) as Reader['list'],
+  };
+}
+
+const catsrc = (annotations?: Record<string, string>): KubeObject =>
+  k(olm.catalogSource({ namespace: CAT, name: CATALOG, image: 'quay.io/operatorhubio/catalog:latest', ...(annotations ? { annotations } : {}) }), 'catsrc-1');
+const configMap = (): KubeObject => k(olm.unpackConfigMap({ namespace: CAT, image: IMAGE, catalogSourceName: CATALOG, catalogSourceUid: 'catsrc-1' }), 'cm-1');
+const failedJob = (): KubeObject => {
+  const j = olm.unpackJob({ namespace: CAT, image: IMAGE, configMapUid: 'cm-1' });
+  j.status = olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: ago(3600) });
+  return k(j, 'job-1');
+};
+const stuckSub = (ns: string): KubeObject => {
+  const s = olm.subscription({ namespace: ns, name: 'etcd', package: 'etcd', source: CATALOG, sourceNamespace: CAT });
+  s.status = olm.subscriptionStatus({ at: NOW, conditions: [olm.bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded', at: NOW })] });
+  return k(s, `sub-${ns}`);
+};
+
+const writes = (p: ReturnType<typeof plan>): string[] =>
+  p.kind === 'act' ? p.actions.map((a) => `${a.verb} ${a.target.kind}/${a.target.namespace}/${a.target.name === HASH ? 'hash' : a.target.name}`) : [];
+
+describe('holes: job-conflict', () => {
+  it('RT13-J1 the ConfigMap delete cascades (GC, Background) to a RUNNING Job the ConfigMap owns that olm-medic itself does not recognise as an unpack Job (the defect-10 look-alike): the ConfigMap must be kept while any non-terminal Job it owns stays', async () => {
+    // A Job owned by the same ConfigMap (same uid: GC will collect it with the ConfigMap), running,
+    // named like a retry Job but with a suffix outside OLM's alphabet: job-conflict refuses to
+    // touch it directly (identityProblem: 'name is not an unpack hash') ...
+    const other = olm.unpackJob({ namespace: CAT, image: IMAGE, configMapUid: 'cm-1', name: `${HASH.slice(0, 58)}aeiou` });
+    other.status = olm.jobStatusActive({ startedAt: ago(30) });
+    const running = k(other, 'job-running');
+    const reader = memReader([catsrc(), configMap(), failedJob(), running, stuckSub('ns-b')]);
+    const observed = await jobConflict.observe({ apiVersion: 'batch/v1', kind: 'Job', namespace: CAT, name: HASH }, reader, octx);
+    const p = plan(observed!, ctx);
+    // ... yet deleting the ConfigMap (propagationPolicy Background) makes the garbage collector
+    // delete that running Job with it.
+    expect(writes(p)).toContain('delete Job/olm/hash');
+    expect(writes(p)).not.toContain('delete ConfigMap/olm/hash');
+  });
+
+  it('RT13-J1b same through a Subscription event (the Subscription path lists every Job of the catalog namespace but only keeps the ConfigMap for the ones passing identityProblem)', async () => {
+    const other = olm.unpackJob({ namespace: CAT, image: IMAGE, configMapUid: 'cm-1', name: 'extract-debug' });
+    other.status = olm.jobStatusActive({ startedAt: ago(30) });
+    const running = k(other, 'job-running');
+    const reader = memReader([catsrc(), configMap(), failedJob(), running, stuckSub('ns-b')]);
+    const observed = await jobConflict.observe({ apiVersion: 'operators.coreos.com/v1alpha1', kind: 'Subscription', namespace: 'ns-b', name: 'etcd' }, reader, octx);
+    const p = plan(observed!, ctx);
+    expect(writes(p)).toContain('delete Job/olm/hash');
+    expect(writes(p)).not.toContain('delete ConfigMap/olm/hash');
+  });
+
+  it('RT13-J2 a Subscription waiting for manual approval of its next InstallPlan (state UpgradePending, installPlanRef + currentCSV set) that still carries a lingering BundleUnpacking=True (real OLM leaves it, real-olm.md) is not blocked on an unpack: it must not be nudged', () => {
+    const pending = olm.subscription({ namespace: 'ns-c', name: 'prometheus', package: 'prometheus', source: CATALOG, sourceNamespace: CAT, approval: 'Manual' });
+    pending.status = olm.subscriptionStatus({
+      at: NOW,
+      currentCSV: 'prometheusoperator.0.47.0',
+      installedCSV: 'prometheusoperator.0.37.0',
+      installPlan: { name: 'install-x7k2p', namespace: 'ns-c', uid: 'ip-c' },
+      state: 'UpgradePending',
+      conditions: [olm.bundleUnpackingCondition(ago(7200)), olm.installPlanPendingCondition({ phase: 'RequiresApproval', at: ago(7000) })],
+    });
+    const o: Observed = {
+      namespace: CAT,
+      catalogSources: [CATALOG],
+      catalogSourceObjects: [catsrc()],
+      olmLabelsObjects: true,
+      jobs: [{ job: failedJob(), configMap: configMap(), configMapInUse: false }],
+      subscribers: [stuckSub('ns-b'), k(pending, 'sub-ns-c')],
+      retryIntervals: {},
+    };
+    const p = plan(o, ctx);
+    expect(writes(p)).toContain('patch Subscription/ns-b/etcd');
+    expect(writes(p)).not.toContain('patch Subscription/ns-c/prometheus');
+  });
+
+  it('RT13-J3 the CatalogSource opt-out protects the unpack Job it owns through the ConfigMap; once that ConfigMap is gone (the 3a case) the same opt-out no longer protects it: the only CatalogSource of the namespace is opted out, yet the Job is deleted', async () => {
+    const optedOut = catsrc({ 'olm-medic.io/ignore': 'true' });
+    const reader = memReader([optedOut, failedJob(), stuckSub('ns-b')]);
+    const observed = await jobConflict.observe({ apiVersion: 'batch/v1', kind: 'Job', namespace: CAT, name: HASH }, reader, octx);
+    const p = plan(observed!, ctx);
+    const del = p.kind === 'act' ? p.actions.find((a: Action) => a.verb === 'delete' && a.target.kind === 'Job') : undefined;
+    // Control: with its ConfigMap present the same Job is refused by policy (the CatalogSource guard).
+    const withCm = plan((await jobConflict.observe({ apiVersion: 'batch/v1', kind: 'Job', namespace: CAT, name: HASH }, memReader([optedOut, configMap(), failedJob(), stuckSub('ns-b')]), octx))!, ctx);
+    const delWithCm = withCm.kind === 'act' ? withCm.actions.find((a: Action) => a.verb === 'delete' && a.target.kind === 'Job') : undefined;
+    expect(delWithCm && policyRefusal(NO_POLICY, delWithCm)?.reason).toBe('OptedOut');
+    // The hole: no guard left, the executor deletes the opted-out catalog's Job.
+    expect(del === undefined || policyRefusal(NO_POLICY, del)?.reason === 'OptedOut').toBe(true);
+  });
+});
