@@ -48,14 +48,14 @@ async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
 
 /**
  * When each missing node was first seen missing (like PodGC's quarantine), and its catalog pods'
- * statuses as they were then (uid@digest). In process and bounded: a restart only makes the wait
+ * statuses as they were then (uid -> digest). In process and bounded: a restart only makes the wait
  * start again (the safe direction). A status written since (by their kubelet, back on a node that
  * re-registered and was lost again: red team 11 N1; whatever its clock: red team 12 Q1) starts the
  * wait again — a label or annotation change does not; and while it waits, it looks every
  * NODE_GONE_RECHECK_SECONDS, so a look that sees the node back ends it (red team 12 Q2: a return
  * that writes nothing).
  */
-const missingSince = new RecentMap<{ since: number; pods: string }>(10_000);
+const missingSince = new RecentMap<{ since: number; pods: Map<string, string> }>(10_000);
 
 /** Keyed by node: one node loss affects all its catalog pods at once. */
 async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Observed | undefined> {
@@ -87,10 +87,15 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
   if (!node && facts.length) {
     // The server's clock as of the reads above (not ctx.now, taken before the process's first answer).
     const now = ctx.clock().getTime() / 1000;
-    const pods = facts.map((f) => `${f.pod.metadata.uid}@${createHash('sha256').update(JSON.stringify(f.pod.status ?? null)).digest('base64url').slice(0, 16)}`).sort().join(',');
+    // Only a pod already there at the first sighting, whose status changed since, restarts the wait:
+    // a pod created or removed meanwhile does not (pods bound to a gone node by name, churned by
+    // anyone who can create pods, would otherwise hold the wait forever: red team 14, Q1).
+    const digests = new Map(facts.map((f) => [f.pod.metadata.uid ?? '', createHash('sha256').update(JSON.stringify(f.pod.status ?? null)).digest('base64url').slice(0, 16)]));
     const first = missingSince.get(nodeName);
-    since = first !== undefined && first.pods === pods ? first.since : now;
-    missingSince.set(nodeName, { since, pods });
+    const changed = first !== undefined && [...digests].some(([uid, d]) => first.pods.has(uid) && first.pods.get(uid) !== d);
+    if (first === undefined || changed) missingSince.set(nodeName, { since: now, pods: digests });
+    else for (const [uid, d] of digests) if (!first.pods.has(uid) && first.pods.size < 1_000) first.pods.set(uid, d);
+    since = missingSince.get(nodeName)!.since;
   }
   return { nodeName, ...(node ? { node } : {}), ...(since !== undefined ? { nodeMissingSince: since } : {}), pods: facts };
 }

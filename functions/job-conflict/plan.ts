@@ -194,8 +194,16 @@ export function decideJob(f: JobFacts, o: Observed, ctx: PlanContext): JobDecisi
   const cm = f.configMap;
   const owner = configMapOwner(f.job)!;
   // The opt-out (and protection) of the owners this finding hangs on applies too (constants.ts).
-  // Without the ConfigMap, which catalog the Job is for is unknown: every CatalogSource of the namespace guards it (red team 13, J3).
-  const catalogs = cm ? (o.catalogSourceObjects ?? []).filter((c) => cm.metadata.ownerReferences?.some((r) => r.kind === 'CatalogSource' && r.uid === c.metadata.uid)) : (o.catalogSourceObjects ?? []);
+  // Without the ConfigMap, which catalog the Job is for is unknown (red team 13, J3): the catalogs the
+  // stuck Subscriptions it would heal resolve from guard it — one opted-out catalog of a shared
+  // namespace does not hold back the others' (red team 14, J5) — or, if none names one, all of them.
+  const all = o.catalogSourceObjects ?? [];
+  const named = new Set(o.subscribers.filter(isStuckOnUnpack).map((s) => (s.spec as { source?: string } | undefined)?.source));
+  const catalogs = cm
+    ? all.filter((c) => cm.metadata.ownerReferences?.some((r) => r.kind === 'CatalogSource' && r.uid === c.metadata.uid))
+    : all.some((c) => named.has(c.metadata.name))
+      ? all.filter((c) => named.has(c.metadata.name))
+      : all;
   const guards: Guard[] = [...(cm ? [target(cm)] : []), ...catalogs.map(target)];
   const actions: Action[] = [
     { verb: 'delete', target: job, guards, propagationPolicy: 'Background', reason: 'UnpackJobDeleted', note: `Deleted bundle-unpack Job ${job.name}: ${reasons.join('; ')}.` },

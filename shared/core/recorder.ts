@@ -63,7 +63,7 @@ export function buildEvent(e: EventRecord, at: Date, instance: string): KubeObje
     apiVersion: 'events.k8s.io/v1',
     kind: 'Event',
     metadata: {
-      name: `${e.regarding.name.slice(0, 200)}.${key}`,
+      name: `${eventNamePrefix(e.regarding.name)}.${key}`,
       // Events about cluster-scoped objects (Node, Operator, ClusterRole) live in "default".
       namespace: e.regarding.namespace || 'default',
       labels: { 'app.kubernetes.io/managed-by': 'olm-medic', 'olm-medic.io/function': e.fn },
@@ -83,4 +83,19 @@ export function buildEvent(e: EventRecord, at: Date, instance: string): KubeObje
 /** metav1.MicroTime: RFC3339 with microseconds. */
 function microTime(d: Date): string {
   return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+/**
+ * The object's name as the start of an Event name, which must be a DNS-1123 subdomain: an RBAC name
+ * may be any path segment ("system:x", "evil role"), and a cut at 200 characters may end on "-" or
+ * "." (red team 15, E1: the apiserver refused such an Event and the action went unrecorded).
+ */
+export function eventNamePrefix(name: string): string {
+  const cleaned = name
+    .toLowerCase()
+    .replace(/[^a-z0-9.-]+/g, '-')
+    .slice(0, 200)
+    .replace(/[-.]*\.[-.]*/g, '.')
+    .replace(/^[-.]+|[-.]+$/g, '');
+  return cleaned || 'object';
 }

@@ -4,7 +4,8 @@
  * hold; each failed on 95d441c and passes since the fix after it:
  *   J1/J1b the ConfigMap delete (GC cascade) took a Job it owns that olm-medic itself would never touch;
  *   J2     a Subscription past resolution (UpgradePending) with a lingering BundleUnpacking was nudged;
- *   J3     once the ConfigMap was gone, the CatalogSource opt-out no longer guarded the Job.
+ *   J3     once the ConfigMap was gone, the CatalogSource opt-out no longer guarded the Job;
+ *   J5     (red team 14, failed on 0d3eb71) J3's fix let ANY opted-out catalog of the namespace refuse it forever.
  */
 import { describe, expect, it } from 'vitest';
 import { jobConflict } from '../../functions/job-conflict/index.js';
@@ -133,5 +134,18 @@ describe('holes: job-conflict', () => {
     expect(delWithCm && policyRefusal(NO_POLICY, delWithCm)?.reason).toBe('OptedOut');
     // The hole: no guard left, the executor deletes the opted-out catalog's Job.
     expect(del === undefined || policyRefusal(NO_POLICY, del)?.reason === 'OptedOut').toBe(true);
+  });
+
+  it('RT14-J5 with the ConfigMap gone, an opted-out CatalogSource of the same (shared) namespace does not hold back the delete of another catalog\'s failed unpack Job, which its stuck Subscription names (was: refused forever by the J3 fix)', async () => {
+    const other = k(olm.catalogSource({ namespace: CAT, name: 'someone-elses-catalog', image: 'quay.io/x/catalog:latest', annotations: { 'olm-medic.io/ignore': 'true' } }), 'catsrc-2');
+    const observed = await jobConflict.observe({ apiVersion: 'batch/v1', kind: 'Job', namespace: CAT, name: HASH }, memReader([catsrc(), other, failedJob(), stuckSub('ns-b')]), octx);
+    const p = plan(observed!, ctx);
+    const del = p.kind === 'act' ? p.actions.find((a: Action) => a.verb === 'delete' && a.target.kind === 'Job') : undefined;
+    expect(del, `plan: ${JSON.stringify(p).slice(0, 300)}`).toBeDefined();
+    expect(policyRefusal(NO_POLICY, del!)).toBeUndefined();
+    // ... while the opt-out of the catalog the stuck Subscription names still holds it back (J3).
+    const own = plan((await jobConflict.observe({ apiVersion: 'batch/v1', kind: 'Job', namespace: CAT, name: HASH }, memReader([catsrc({ 'olm-medic.io/ignore': 'true' }), other, failedJob(), stuckSub('ns-b')]), octx))!, ctx);
+    const ownDel = own.kind === 'act' ? own.actions.find((a: Action) => a.verb === 'delete' && a.target.kind === 'Job') : undefined;
+    expect(ownDel && policyRefusal(NO_POLICY, ownDel)?.reason).toBe('OptedOut');
   });
 });
