@@ -83,6 +83,7 @@ export function createRuntime(config: Config, functions: AnyFunction[], o: Runti
     sweepConcurrency: config.sweepConcurrency,
     followUps: 3,
     onPlan: (fn, decision) => metrics.plans.inc({ function: fn, decision }),
+    knownFunctions: functions.map((f) => f.name),
   });
   return { config, kube, engine, metrics, log, functions: enabled };
 }

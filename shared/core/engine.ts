@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { ResourceTrigger, SweepTrigger, Trigger } from '../events/types.js';
+import { BadRequest, type ResourceTrigger, type SweepTrigger, type Trigger } from '../events/types.js';
 import { KubeError } from '../kube/errors.js';
 import { InvalidValue } from '../kube/validate.js';
 import { refString, type Reader, type Ref } from '../kube/types.js';
@@ -58,6 +58,8 @@ export interface EngineDeps {
   /** Immediate re-checks after an action that asks to be re-checked (0 disables). */
   followUps: number;
   onPlan?: (fn: string, decision: string) => void;
+  /** Every function name there is (enabled or not): a sweep naming another is a 400 (default: the active ones). */
+  knownFunctions?: readonly string[];
 }
 
 export interface Engine {
@@ -296,6 +298,11 @@ export function createEngine(deps: EngineDeps): Engine {
   }
 
   async function handleSweep(t: SweepTrigger): Promise<Outcome[]> {
+    // A name no function has (a typo in a PingSource's data) would sweep nothing, answered 2xx on every
+    // tick: a 400 naming it instead (red team 15, S1). A known but disabled one is simply not run.
+    const known = new Set(deps.knownFunctions ?? functions.map((f) => f.name));
+    const unknown = (t.functions ?? []).filter((n) => !known.has(n));
+    if (unknown.length) throw new BadRequest(400, `data.functions: unknown function ${unknown.map((n) => JSON.stringify(n.slice(0, 100))).join(', ')} (known: ${[...known].join(', ')})`);
     const chosen = t.functions ? functions.filter((f) => t.functions!.includes(f.name)) : functions;
     const outcomes: Outcome[] = [];
     for (const fn of chosen) {

@@ -12,7 +12,11 @@
  *     never makes another function's fix for the same event wait, nor answers it 429.
  *   - back-pressure: beyond that the event is answered `rate-limited` (HTTP 429 + Retry-After)
  *     before the apiserver sees the load; the Broker redelivers it later.
- * Sweeps and events no function targets pass straight through.
+ *   - sweeps (level-based like reconciles: a waiting sweep of the same functions and namespace
+ *     covers every later one) are coalesced the same way and admitted on their own slots, at most
+ *     `maxSweepsInFlight` running and `maxSweepsQueued` waiting; beyond that 429 (red team 15, F1:
+ *     a flood of tiny sweep events each listed the cluster at once, without bound).
+ * Events no function targets pass straight through.
  */
 import type { Engine } from '../core/engine.js';
 import type { Outcome } from '../core/outcome.js';
@@ -27,7 +31,13 @@ export interface AdmissionOptions {
   maxQueued: number;
   /** Retry-After for a 429, in seconds. */
   retryAfterSeconds: number;
+  /** Distinct sweeps running at once (default 2) and waiting (default 8); beyond: 429. */
+  maxSweepsInFlight?: number;
+  maxSweepsQueued?: number;
 }
+
+/** The slots sweeps run on (not a function name: those are DNS labels). */
+const SWEEPS = '(sweeps)';
 
 export interface AdmissionStats {
   /** Events that ran engine.handle themselves. */
@@ -74,11 +84,15 @@ interface KeyState {
 
 export function withAdmission(engine: Engine, o: AdmissionOptions): AdmittedEngine {
   const slots = new Map(o.functions.map((f) => [f.name, new Slots(o.maxInFlight)]));
+  const sweepsInFlight = o.maxSweepsInFlight ?? 2;
+  const sweepsQueued = o.maxSweepsQueued ?? 8;
+  slots.set(SWEEPS, new Slots(sweepsInFlight));
   const keys = new Map<string, KeyState>();
   const stats: AdmissionStats = { ran: 0, coalesced: 0, rejected: 0 };
 
   /** Each targeting function's name and coalescing key (its targets), or undefined (pass through). */
   function classify(t: Trigger): { fn: string; key: string }[] | undefined {
+    if (t.kind === 'sweep') return [{ fn: SWEEPS, key: `${SWEEPS}|${[...(t.functions ?? ['*'])].sort().join(',')}|${t.namespace ?? ''}` }];
     if (t.kind !== 'resource' || !engine.wants(t.ref.apiVersion, t.ref.kind)) return undefined;
     const parts: { fn: string; key: string }[] = [];
     for (const f of o.functions) {
@@ -107,6 +121,7 @@ export function withAdmission(engine: Engine, o: AdmissionOptions): AdmittedEngi
       // The run answers every event that joined it, so it must look at the cluster unless ALL of them
       // were already handled: a redelivered copy that waited here must not turn a new event that
       // joined it into "duplicate" (that event would be answered 2xx and never looked at).
+      if (fn === SWEEPS) return await engine.handle(joined[0]!);
       const fresh = joined.find((t) => !engine.isDuplicate(t, [fn]));
       return await engine.handle(fresh ?? joined[0]!, [fn]);
     } finally {
@@ -123,9 +138,11 @@ export function withAdmission(engine: Engine, o: AdmissionOptions): AdmittedEngi
       return state.waiting;
     }
     const slot = slots.get(fn)!;
-    if (slot.admitted >= o.maxInFlight + o.maxQueued) {
+    const [inFlight, queued] = fn === SWEEPS ? [sweepsInFlight, sweepsQueued] : [o.maxInFlight, o.maxQueued];
+    if (slot.admitted >= inFlight + queued) {
       stats.rejected++;
-      return Promise.resolve([{ function: fn, status: 'rate-limited', reason: `busy: ${o.maxInFlight} running and ${o.maxQueued} waiting for ${fn}; retry later`, requeueAfterSeconds: o.retryAfterSeconds }]);
+      const what = fn === SWEEPS ? 'sweeps' : fn;
+      return Promise.resolve([{ ...(fn === SWEEPS ? {} : { function: fn }), status: 'rate-limited', reason: `busy: ${inFlight} running and ${queued} waiting for ${what}; retry later`, requeueAfterSeconds: o.retryAfterSeconds }]);
     }
     const before = state.running;
     const joined = [t];

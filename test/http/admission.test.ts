@@ -166,4 +166,35 @@ describe('admission', () => {
     await Promise.all(backlog);
     expect(a.stats).toEqual({ ran: 3, coalesced: 0, rejected: 1 });
   });
+
+  it('sweeps (red team 15, F1: a flood of them each listed the cluster at once): the same scope coalesces into one running + one waiting; distinct scopes run at most maxSweepsInFlight at once, maxSweepsQueued more wait, the rest get 429', async () => {
+    const g = gatedEngine();
+    const a = withAdmission(g.engine, { functions: [fn('f', 'Job')], maxInFlight: 32, maxQueued: 512, retryAfterSeconds: 2, maxSweepsInFlight: 2, maxSweepsQueued: 3 });
+    const sweep = (id: string, namespace?: string): Trigger => ({ kind: 'sweep', ...(namespace ? { namespace } : {}), meta: { id, source: 's', type: 'dev.knative.sources.ping' } });
+    // 1,000 sweeps of one scope, all before it starts: one run answers them all.
+    const same = Array.from({ length: 1000 }, (_, i) => a.handle(sweep(`same-${i}`)));
+    await tick();
+    expect(g.started).toEqual(['same-0']);
+    // Distinct scopes: one more runs (2 at once), three more wait (the queue holds 5 scopes), the rest 429.
+    const distinct = Array.from({ length: 10 }, (_, i) => a.handle(sweep(`ns-${i}`, `ns-${i}`)));
+    await tick();
+    expect(g.started).toEqual(['same-0', 'ns-0']);
+    const answered = await Promise.all(distinct.slice(4));
+    expect(answered.map((o) => o[0]!.status)).toEqual(Array(6).fill('rate-limited'));
+    for (let i = 0; i < 10 && g.gates; i++) await g.releaseAll();
+    const outs = await Promise.all(same);
+    expect(new Set(outs.map((o) => o[0]!.reason))).toEqual(new Set(['handled same-0']));
+    expect(g.started.filter((id) => id.startsWith('same-'))).toEqual(['same-0']);
+    expect(g.maxRunning).toBe(2);
+    // One arriving while its scope runs queues one more run behind it (it may carry news).
+    const running = a.handle(sweep('again-0'));
+    await tick();
+    const later = [a.handle(sweep('again-1')), a.handle(sweep('again-2'))];
+    await tick();
+    expect(g.started.filter((id) => id.startsWith('again-'))).toEqual(['again-0']);
+    for (let i = 0; i < 10 && g.gates; i++) await g.releaseAll();
+    await Promise.all([running, ...later]);
+    expect(g.started.filter((id) => id.startsWith('again-'))).toEqual(['again-0', 'again-1']);
+    await Promise.all(distinct.slice(0, 4));
+  });
 });
