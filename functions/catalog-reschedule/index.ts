@@ -15,7 +15,7 @@ import { isDnsSubdomain } from '../../shared/kube/validate.js';
 import { RecentMap } from '../../shared/core/scheduling.js';
 import { LABEL_CATALOG_SOURCE, V1ALPHA1 } from '../../shared/olm/constants.js';
 import { condition } from '../../shared/olm/olm.js';
-import { defaults, plan, type Observed, type PodFacts } from './plan.js';
+import { defaults, identityProblem, plan, type Observed, type PodFacts } from './plan.js';
 
 const NODE = { apiVersion: 'v1', kind: 'Node' };
 
@@ -90,11 +90,13 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
     // Only a pod already there at the first sighting, whose status changed since, restarts the wait:
     // a pod created or removed meanwhile does not (pods bound to a gone node by name, churned by
     // anyone who can create pods, would otherwise hold the wait forever: red team 14, Q1).
-    const digests = new Map(facts.map((f) => [f.pod.metadata.uid ?? '', createHash('sha256').update(JSON.stringify(f.pod.status ?? null)).digest('base64url').slice(0, 16)]));
+    // And only the catalog pods olm-medic would act on (controlled by the live CatalogSource they name):
+    // another pod labelled like one, bound to the node by name, is anyone's (red team 14, 16).
+    const digests = new Map(facts.filter((f) => !identityProblem(f)).map((f) => [f.pod.metadata.uid ?? '', createHash('sha256').update(JSON.stringify(f.pod.status ?? null)).digest('base64url').slice(0, 16)]));
     const first = missingSince.get(nodeName);
     const changed = first !== undefined && [...digests].some(([uid, d]) => first.pods.has(uid) && first.pods.get(uid) !== d);
+    // Newcomers are never added: their later status changes (PodGC marking them) must not restart it either (red team 16).
     if (first === undefined || changed) missingSince.set(nodeName, { since: now, pods: digests });
-    else for (const [uid, d] of digests) if (!first.pods.has(uid) && first.pods.size < 1_000) first.pods.set(uid, d);
     since = missingSince.get(nodeName)!.since;
   }
   return { nodeName, ...(node ? { node } : {}), ...(since !== undefined ? { nodeMissingSince: since } : {}), pods: facts };

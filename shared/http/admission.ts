@@ -92,7 +92,9 @@ export function withAdmission(engine: Engine, o: AdmissionOptions): AdmittedEngi
 
   /** Each targeting function's name and coalescing key (its targets), or undefined (pass through). */
   function classify(t: Trigger): { fn: string; key: string }[] | undefined {
-    if (t.kind === 'sweep') return [{ fn: SWEEPS, key: `${SWEEPS}|${[...(t.functions ?? ['*'])].sort().join(',')}|${t.namespace ?? ''}` }];
+    // An unambiguous key (red team 16: joined names and a '*' for "all" let different scopes share one
+    // answer, a typo's 400 for a valid sweep or a 2xx for a typo).
+    if (t.kind === 'sweep') return [{ fn: SWEEPS, key: JSON.stringify([SWEEPS, t.functions ? [...new Set(t.functions)].sort() : null, t.namespace ?? null]) }];
     if (t.kind !== 'resource' || !engine.wants(t.ref.apiVersion, t.ref.kind)) return undefined;
     const parts: { fn: string; key: string }[] = [];
     for (const f of o.functions) {

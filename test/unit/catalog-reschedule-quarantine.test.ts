@@ -98,21 +98,24 @@ describe('catalog-reschedule: the node-gone quarantine across two losses of one 
     expect((await look(reader, T0 + 91_000, node)).kind).toBe('act');
   });
 
-  it('Q1 (red team 14): pods created on the gone node meanwhile do not restart the wait (a tenant CronJob binding a pod labelled olm.catalogSource=noise to the node every 60 s held it forever); the real catalog pod goes once 90 s have passed', async () => {
+  it('Q1 (red team 14, 16): pods created on the gone node meanwhile do not restart the wait, nor do their later status changes (a tenant CronJob binding a pod labelled olm.catalogSource=noise to the node every 60 s held it forever); the real catalog pod goes once 90 s have passed', async () => {
     const node = 'q1-churn-node';
     let tenant = 0;
+    let marked = false;
     const real = { ...podOn(false), spec: { ...(podOn(false).spec as object), nodeName: node } } as KubeObject;
     const reader: Reader = {
       get: async <T extends KubeObject>(ref: Ref) => (ref.kind === 'CatalogSource' && ref.name === 'operatorhubio-catalog' && ref.namespace === NS ? (cs as T) : undefined),
       async *list<T extends KubeObject>(_a: string, kind: string) {
         if (kind !== 'Pod') return;
         yield real as T;
-        yield { apiVersion: 'v1', kind: 'Pod', metadata: { name: `noise-${tenant}`, namespace: 'tenant', uid: `noise-${tenant}`, resourceVersion: String(100 + tenant), labels: { 'olm.catalogSource': 'noise' } }, spec: { nodeName: node }, status: { phase: 'Pending' } } as unknown as T;
+        // ... and 30 s into each one's life PodGC marks it Failed (a finalizer keeps it): red team 16.
+        yield { apiVersion: 'v1', kind: 'Pod', metadata: { name: `noise-${tenant}`, namespace: 'tenant', uid: `noise-${tenant}`, resourceVersion: String(100 + tenant), labels: { 'olm.catalogSource': 'noise' }, finalizers: ['tenant/keep'] }, spec: { nodeName: node }, status: { phase: marked ? 'Failed' : 'Pending' } } as unknown as T;
       },
     };
     const kinds: string[] = [];
     for (let t = 0; t <= 120; t += 15) {
       tenant = Math.floor(t / 60);
+      marked = t % 60 >= 30;
       kinds.push((await look(reader, T0 + t * 1000, node)).kind);
     }
     expect(kinds.indexOf('act')).toBe(6); // t = 90 s
