@@ -198,12 +198,12 @@ export function decideJob(f: JobFacts, o: Observed, ctx: PlanContext): JobDecisi
   // stuck Subscriptions it would heal resolve from guard it — one opted-out catalog of a shared
   // namespace does not hold back the others' (red team 14, J5) — or, if none names one, all of them.
   const all = o.catalogSourceObjects ?? [];
-  const named = new Set(o.subscribers.filter(isStuckOnUnpack).map((s) => (s.spec as { source?: string } | undefined)?.source));
-  const catalogs = cm
-    ? all.filter((c) => cm.metadata.ownerReferences?.some((r) => r.kind === 'CatalogSource' && r.uid === c.metadata.uid))
-    : all.some((c) => named.has(c.metadata.name))
-      ? all.filter((c) => named.has(c.metadata.name))
-      : all;
+  const namedByStuck = (): KubeObject[] => {
+    const named = new Set(o.subscribers.filter(isStuckOnUnpack).map((s) => (s.spec as { source?: string } | undefined)?.source));
+    const guarding = all.filter((c) => named.has(c.metadata.name));
+    return guarding.length ? guarding : all;
+  };
+  const catalogs = cm ? all.filter((c) => cm.metadata.ownerReferences?.some((r) => r.kind === 'CatalogSource' && r.uid === c.metadata.uid)) : namedByStuck();
   const guards: Guard[] = [...(cm ? [target(cm)] : []), ...catalogs.map(target)];
   const actions: Action[] = [
     { verb: 'delete', target: job, guards, propagationPolicy: 'Background', reason: 'UnpackJobDeleted', note: `Deleted bundle-unpack Job ${job.name}: ${reasons.join('; ')}.` },

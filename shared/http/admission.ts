@@ -52,12 +52,17 @@ export interface AdmittedEngine extends Engine {
   readonly stats: AdmissionStats;
 }
 
+/** One lane's slots: `max` runs at once, `queueMax` more waiting, named `what` in a 429's reason. */
 class Slots {
   inFlight = 0;
   /** Runs admitted and not finished (running or waiting for a slot), counted when admitted. */
   admitted = 0;
   private waiters: (() => void)[] = [];
-  constructor(private readonly max: number) {}
+  constructor(
+    readonly max: number,
+    readonly queueMax: number,
+    readonly what: string,
+  ) {}
   get queued(): number {
     return this.waiters.length;
   }
@@ -83,10 +88,8 @@ interface KeyState {
 }
 
 export function withAdmission(engine: Engine, o: AdmissionOptions): AdmittedEngine {
-  const slots = new Map(o.functions.map((f) => [f.name, new Slots(o.maxInFlight)]));
-  const sweepsInFlight = o.maxSweepsInFlight ?? 2;
-  const sweepsQueued = o.maxSweepsQueued ?? 8;
-  slots.set(SWEEPS, new Slots(sweepsInFlight));
+  const slots = new Map(o.functions.map((f) => [f.name, new Slots(o.maxInFlight, o.maxQueued, f.name)]));
+  slots.set(SWEEPS, new Slots(o.maxSweepsInFlight ?? 2, o.maxSweepsQueued ?? 8, 'sweeps'));
   const keys = new Map<string, KeyState>();
   const stats: AdmissionStats = { ran: 0, coalesced: 0, rejected: 0 };
 
@@ -140,11 +143,9 @@ export function withAdmission(engine: Engine, o: AdmissionOptions): AdmittedEngi
       return state.waiting;
     }
     const slot = slots.get(fn)!;
-    const [inFlight, queued] = fn === SWEEPS ? [sweepsInFlight, sweepsQueued] : [o.maxInFlight, o.maxQueued];
-    if (slot.admitted >= inFlight + queued) {
+    if (slot.admitted >= slot.max + slot.queueMax) {
       stats.rejected++;
-      const what = fn === SWEEPS ? 'sweeps' : fn;
-      return Promise.resolve([{ ...(fn === SWEEPS ? {} : { function: fn }), status: 'rate-limited', reason: `busy: ${inFlight} running and ${queued} waiting for ${what}; retry later`, requeueAfterSeconds: o.retryAfterSeconds }]);
+      return Promise.resolve([{ ...(fn === SWEEPS ? {} : { function: fn }), status: 'rate-limited', reason: `busy: ${slot.max} running and ${slot.queueMax} waiting for ${slot.what}; retry later`, requeueAfterSeconds: o.retryAfterSeconds }]);
     }
     const before = state.running;
     const joined = [t];
