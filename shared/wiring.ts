@@ -32,6 +32,14 @@ export interface RuntimeOverrides {
   /** The host clock the apiserver's is derived from (tests skew it). */
   localNow?: () => number;
   log?: Logger;
+  /**
+   * The CLI's `--function`: the run's scope. Only these functions run, and no other function's
+   * `whenDisabled` variant either (a look at job-conflict must not release finalizer-cleanup's
+   * finalizers because finalizer-cleanup was left out of the look).
+   */
+  only?: readonly string[];
+  /** Dry-run writes nothing at all, not even the release of olm-medic's own finalizer (the CLI). */
+  strictDryRun?: boolean;
   /** Burst-snapshot tuning (tests: a longer life, so a slow machine cannot change what a case sees). */
   burstSnapshots?: Partial<BurstSnapshotOptions>;
 }
@@ -57,6 +65,7 @@ export function createRuntime(config: Config, functions: AnyFunction[], o: Runti
   });
   const policy = {
     dryRun: config.dryRun,
+    releaseInDryRun: !o.strictDryRun,
     protectedNamespaces: new Set(config.protectedNamespaces),
     maxActionsPerWindow: config.maxActionsPerWindow,
     windowSeconds: config.windowSeconds,
@@ -68,7 +77,7 @@ export function createRuntime(config: Config, functions: AnyFunction[], o: Runti
     budget: new ActionBudget(config.maxActionsPerWindow, config.windowSeconds * 1000, () => now().getTime()),
     onAction: (fn, action, result) => metrics.actions.inc({ function: fn, verb: action.verb, kind: action.target.kind, result }),
   });
-  const enabled = activeFunctions(functions, config.enabledFunctions);
+  const enabled = activeFunctions(functions, config.enabledFunctions).filter((f) => !o.only || o.only.includes(f.name));
   const engine = createEngine({
     functions: enabled,
     options: config.functionOptions,

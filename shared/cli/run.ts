@@ -105,7 +105,14 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
   let rt;
   try {
     const config = loadConfig(env, allFunctions);
-    rt = createRuntime(config, allFunctions, { log: pino({ level: config.logLevel }, pino.destination(2)) });
+    // --function is this run's scope: those functions run (enabled even if ENABLED_FUNCTIONS leaves
+    // them out) and nothing else, not even a left-out function's whenDisabled variant. The CLI's
+    // dry-run writes nothing at all.
+    rt = createRuntime(config, allFunctions, {
+      log: pino({ level: config.logLevel }, pino.destination(2)),
+      ...(args.values.function ? { only: args.values.function } : {}),
+      strictDryRun: true,
+    });
   } catch (e) {
     io.err(e instanceof ConfigError ? e.message : `cannot start: ${e instanceof Error ? e.message : e}`);
     return EXIT.usage;

@@ -4,6 +4,12 @@ import { MEDIC } from '../olm/constants.js';
 
 export interface Policy {
   dryRun: boolean;
+  /**
+   * In dry-run, still release olm-medic's own finalizer (default): a server switched to dry-run
+   * must not leave the CSVs it marked while enforcing stuck in deletion. The CLI's dry-run sets it
+   * false: a look that promises "nothing was changed" writes nothing at all.
+   */
+  releaseInDryRun?: boolean;
   protectedNamespaces: ReadonlySet<string>;
   /** At most this many actions per window, across all functions (a brake for event storms). */
   maxActionsPerWindow: number;

@@ -11,6 +11,7 @@ import { toJsonl } from '../../shared/events/jsonl.js';
 import { missingOwner, staleUnpackJob, uninstallLeftovers } from '../scenarios/seeds.js';
 import * as olm from '../fixtures/olm-objects.js';
 import { refOf, type KubeObject } from '../../shared/kube/types.js';
+import { MEDIC } from '../../shared/olm/constants.js';
 import { testCluster } from '../support/cluster.js';
 import { loadStream } from '../support/streams.js';
 
@@ -52,6 +53,31 @@ describe('olm-medic CLI', () => {
     const res = await cli(['sweep', '--function', 'job-conflict', '--namespace', s.namespaces[0]!]);
     expect(res.code).toBe(0);
     expect(await s.healed()).toBe(false);
+  });
+
+  // Red team 18 (failed on 742adca): --function was turned into ENABLED_FUNCTIONS, so every function
+  // left out counted as disabled and finalizer-cleanup's release-only variant ran, its release
+  // exempt from dry-run: a dry-run look at job-conflict stripped olm-medic's finalizer from the CSVs
+  // a running server had marked, and the table said "dry-run: nothing was changed".
+  it("sweep --function X runs X alone (no left-out function's release-only variant), and --dry-run writes nothing, not even the release of olm-medic's own finalizer", async () => {
+    const ns = await c.namespace('clf');
+    const marked = await c.admin.create(olm.csv({ namespace: ns, name: 'etcdoperator.v0.9.4', finalizers: [MEDIC.finalizer] }) as KubeObject, { dryRun: false });
+    const finalizers = async () => (await c.admin.get(refOf(marked)))?.metadata.finalizers;
+    for (const dry of [['--dry-run'], []]) {
+      const r = await cli(['sweep', ...dry, '--function', 'job-conflict', '--namespace', ns, '-o', 'json']);
+      expect(r.code, r.stderr + r.stdout).toBe(0);
+      expect((JSON.parse(r.stdout) as { outcomes: unknown[] }).outcomes).toEqual([]);
+      expect(await finalizers()).toEqual([MEDIC.finalizer]);
+    }
+    // A deployment with finalizer-cleanup disabled runs the release-only variant (the server releases
+    // even in dry-run, so a CSV it marked is not stuck): the CLI's dry-run only reports it.
+    const dry = await cli(['sweep', '--dry-run', '--namespace', ns, '-o', 'json'], { ENABLED_FUNCTIONS: 'job-conflict' });
+    expect(dry.code, dry.stderr + dry.stdout).toBe(3);
+    expect((JSON.parse(dry.stdout) as { outcomes: unknown[] }).outcomes).toEqual([expect.objectContaining({ function: 'finalizer-cleanup', status: 'dry-run' })]);
+    expect(await finalizers()).toEqual([MEDIC.finalizer]);
+    const real = await cli(['sweep', '--namespace', ns, '-o', 'json'], { ENABLED_FUNCTIONS: 'job-conflict' });
+    expect(real.code, real.stderr + real.stdout).toBe(3);
+    expect(await finalizers()).toBeUndefined();
   });
 
   it('replay FILE.jsonl heals from a recorded stream (exit 3)', async () => {
