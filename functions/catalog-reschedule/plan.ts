@@ -157,7 +157,12 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
     else if ('wait' in d) waits.push(d.wait);
     else skips.push(`${f.pod.metadata.name}: ${d.skip}`);
   }
-  if (actions.length) return { kind: 'act', actions, summary: `force-deleted ${actions.length} catalog pod(s) on ${o.nodeName}` };
+  if (actions.length) {
+    // The pods still inside their fence (or handed to OLM) are looked at again when due, whatever
+    // becomes of these deletes (policy may refuse every one of them).
+    const again = [...waits, ...(defer ? [defer.wait] : [])];
+    return { kind: 'act', actions, summary: `force-deleted ${actions.length} catalog pod(s) on ${o.nodeName}`, ...(again.length ? { requeueAfterSeconds: Math.min(...again) } : {}) };
+  }
   if (defer) return { kind: 'defer', reason: 'DeferredToOlm', note: defer.note, regarding: target(defer.pod), requeueAfterSeconds: defer.wait };
   if (waits.length) return { kind: 'requeue', afterSeconds: Math.min(...waits), reason: 'inside the node-loss fence' };
   return { kind: 'noop', reason: skips.join('; ') || `no catalog pods on ${o.nodeName}` };

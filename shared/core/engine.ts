@@ -14,6 +14,9 @@ import { worst, type ActionResult, type Outcome } from './outcome.js';
 import { claimDigest, targetsOf, withoutHint, type AnyFunction, type FunctionOptions, type PlanContext, type PlanPolicy, type TargetRef } from './types.js';
 import { RecentDigests, Requeuer, KeyedMutex, forEachLimited } from './scheduling.js';
 
+/** An acted outcome asking to be looked at again within this many seconds is followed up at once. */
+const FOLLOW_UP_MAX_SECONDS = 5;
+
 /** Outcomes whose requeueAfterSeconds asks for a re-check. */
 const RECHECKED: readonly string[] = ['requeued', 'acted', 'deferred', 'refused', 'rate-limited'];
 
@@ -172,7 +175,8 @@ export function createEngine(deps: EngineDeps): Engine {
       let outcome = await reconcileOnce(fn, ref);
       // Many follow-ups (GC of cluster-scoped objects, finalizer removal) are ready at once: look
       // again right away a few times before falling back to a timer.
-      for (let pass = 0; pass < deps.followUps && outcome.status === 'acted' && outcome.requeueAfterSeconds; pass++) {
+      // (A re-check asked for later than that, such as a catalog pod's fence, waits for its timer.)
+      for (let pass = 0; pass < deps.followUps && outcome.status === 'acted' && outcome.requeueAfterSeconds && outcome.requeueAfterSeconds <= FOLLOW_UP_MAX_SECONDS; pass++) {
         const next = await reconcileOnce(fn, live);
         outcome = merge(outcome, next);
       }

@@ -34,8 +34,9 @@ export function createExecutor(deps: ExecutorDeps) {
   const { writer, recorder, policy, budget } = deps;
 
   async function perform(action: Action): Promise<'done' | 'gone' | 'dry-run' | 'held'> {
-    // Releasing our own finalizer is never a dry-run: keeping it would leave the object stuck.
-    const dryRun = policy.dryRun && !action.releasesOwnFinalizer;
+    // Releasing our own finalizer is not a dry-run for the server (keeping it would leave the object
+    // stuck); it is for the CLI, whose dry-run writes nothing (Policy.releaseInDryRun).
+    const dryRun = policy.dryRun && !(action.releasesOwnFinalizer && policy.releaseInDryRun !== false);
     if (action.verb === 'delete') {
       const r = await writer.delete(action.target, {
         uid: action.target.uid,
@@ -108,7 +109,13 @@ export function createExecutor(deps: ExecutorDeps) {
       await recorder.record({ fn, regarding: action.regarding ?? action.target, ...(action.regarding ? { related: action.target } : {}), reason: refusal.reason, note: refusal.note, type: 'Warning', action: 'Refuse', stateKey: stateKey(action) });
     }
     if (allowed.length === 0) {
-      return { ...base, status: 'refused', reason: skipped.map(({ refusal }) => `${refusal.reason}: ${refusal.note}`).join('; ') };
+      // Every optional action refused: the plan's re-check (for what it waits on besides) still stands.
+      return {
+        ...base,
+        status: 'refused',
+        reason: skipped.map(({ refusal }) => `${refusal.reason}: ${refusal.note}`).join('; '),
+        ...(plan.requeueAfterSeconds ? { requeueAfterSeconds: plan.requeueAfterSeconds } : {}),
+      };
     }
     const charged = allowed.filter((a) => !a.releasesOwnFinalizer).length;
     if (!policy.dryRun && charged > 0 && !budget.take(charged)) {
