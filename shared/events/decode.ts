@@ -159,6 +159,14 @@ function decodeSweep(event: CloudEvent<unknown>, meta: EventMeta): SweepTrigger 
   if (s.functions !== undefined && (!Array.isArray(s.functions) || s.functions.some((f) => typeof f !== 'string'))) {
     throw new BadRequest(400, `${event.type} data.functions must be an array of function names`);
   }
+  // An empty list or an empty namespace (a PingSource filled from an unset variable) is a mistake:
+  // [] would sweep nothing and answer 200 forever, "" would widen a scoped sweep to every namespace.
+  if (Array.isArray(s.functions) && s.functions.length === 0) {
+    throw new BadRequest(400, `${event.type} data.functions must name at least one function (leave it out to sweep with every function)`);
+  }
+  if (s.namespace === '') {
+    throw new BadRequest(400, `${event.type} data.namespace must not be empty (leave it out to sweep every namespace)`);
+  }
   if (s.namespace !== undefined && typeof s.namespace !== 'string') {
     throw new BadRequest(400, `${event.type} data.namespace must be a string`);
   }
