@@ -5,7 +5,7 @@
  * One merge patch with the full ownerReferences list and a resourceVersion precondition, so two
  * concurrent repairs can never lose an owner: the loser gets 409, re-reads and re-plans.
  */
-import type { Plan, PlanContext } from '../../shared/core/types.js';
+import type { Action, Plan, PlanContext } from '../../shared/core/types.js';
 import { target } from '../../shared/core/types.js';
 import type { KubeObject, OwnerReference } from '../../shared/kube/types.js';
 import { ANN_GENERATED_BY, MEDIC, V1ALPHA1 } from '../../shared/olm/constants.js';
@@ -32,8 +32,7 @@ interface SubStatus {
 /** Why `sub` is (or is not) a Subscription this plan must be owned by. */
 export function servesPlan(sub: KubeObject, ip: KubeObject): { ok: true } | { ok: false; why: string } {
   if (sub.metadata.deletionTimestamp) return { ok: false, why: 'being deleted' };
-  // The finding hangs on the Subscription: an opted-out one is left alone (never made an owner).
-  if (sub.metadata.annotations?.[MEDIC.optOut] === 'true') return { ok: false, why: `annotated ${MEDIC.optOut}=true` };
+  // (An opted-out Subscription may serve the plan: plan() leaves its part alone, refused by policy with an Event.)
   const st = (sub.status ?? {}) as SubStatus;
   const ref = st.installPlanRef;
   if (!ref || ref.name !== ip.metadata.name) return { ok: false, why: 'installPlanRef points elsewhere' };
@@ -86,27 +85,44 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
       : { kind: 'requeue', afterSeconds: 1, reason: 'only the InstallPlan\'s metadata was read: re-check it live' };
   }
   const owners = ip.metadata.ownerReferences ?? [];
-  const serving = o.subscriptions.filter((s) => servesPlan(s, ip).ok);
-  const missingOwners = serving.filter((s) => !owners.some((r) => r.uid === s.metadata.uid));
   const labels = ip.metadata.labels ?? {};
-  const missingLabels = [
-    ...new Set(
-      serving
-        .map((s) => componentLabelKey((s.spec as { name?: string } | undefined)?.name ?? '', s.metadata.namespace!))
-        // spec.name is user-editable: a key the apiserver would reject must not sink the owner repair.
-        .filter((k) => !(k in labels) && !k.endsWith('/.') && isLabelKey(k)),
-    ),
-  ];
-  if (missingOwners.length === 0 && missingLabels.length === 0) {
+  const claims = o.subscriptions.filter((s) => servesPlan(s, ip).ok);
+  const missingOwner = (s: KubeObject): boolean => !owners.some((r) => r.uid === s.metadata.uid);
+  // spec.name is user-editable: a key the apiserver would reject must not sink the owner repair.
+  const keyOf = (s: KubeObject): string => componentLabelKey((s.spec as { name?: string } | undefined)?.name ?? '', s.metadata.namespace!);
+  const missingLabel = (k: string): boolean => !(k in labels) && !k.endsWith('/.') && isLabelKey(k);
+  // The finding hangs on the Subscription: an opted-out one's part is left alone, and said so.
+  const optedOut = claims.filter((s) => s.metadata.annotations?.[MEDIC.optOut] === 'true' && (missingOwner(s) || missingLabel(keyOf(s))));
+  const serving = claims.filter((s) => s.metadata.annotations?.[MEDIC.optOut] !== 'true');
+  const missingOwners = serving.filter(missingOwner);
+  const missingLabels = [...new Set(serving.map(keyOf).filter(missingLabel))];
+  if (missingOwners.length === 0 && missingLabels.length === 0 && optedOut.length === 0) {
     return { kind: 'noop', reason: serving.length ? 'owners and labels complete' : 'no Subscription references this InstallPlan' };
   }
-  if (missingOwners.length === 0) {
+  const t = { ...target(ip), resourceVersion: ip.metadata.resourceVersion! };
+  // Each opted-out Subscription's part is an optional action policy refuses (a Warning Event on that
+  // Subscription); it never holds back the others' repair.
+  const refused: Action[] = optedOut.map((s) => ({
+    verb: 'patch',
+    target: t,
+    optional: true,
+    regarding: target(s),
+    patch: { metadata: { ownerReferences: [...owners, subscriptionOwner(s)] } },
+    reason: 'InstallPlanOwnerAdded',
+    note: `add Subscription ${s.metadata.name}'s part (ownerReference, component label) to InstallPlan ${ip.metadata.name}, which its status.installPlanRef names`,
+  }));
+  if (missingOwners.length === 0 && missingLabels.length > 0) {
     const created = seconds(ip.metadata.creationTimestamp);
     const grace = Number(ctx.options.labelGraceSeconds ?? defaults.labelGraceSeconds);
     const now = ctx.now.getTime() / 1000;
     if (created === undefined || now < created + grace) {
-      return { kind: 'requeue', afterSeconds: Math.max(1, Math.ceil((created ?? now) + grace - now)), reason: "component label missing, but OLM's adoption controller may still add it" };
+      const wait = Math.max(1, Math.ceil((created ?? now) + grace - now));
+      const reason = "component label missing, but OLM's adoption controller may still add it";
+      return refused.length ? { kind: 'act', actions: refused, summary: reason, requeueAfterSeconds: wait } : { kind: 'requeue', afterSeconds: wait, reason };
     }
+  }
+  if (missingOwners.length === 0 && missingLabels.length === 0) {
+    return { kind: 'act', actions: refused, summary: `InstallPlan ${ip.metadata.name}: only opted-out Subscriptions miss their part` };
   }
   const names = missingOwners.map((s) => s.metadata.name);
   const patch: { metadata: Record<string, unknown> } = { metadata: {} };
@@ -116,14 +132,14 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
     missingOwners.length && `ownerReference to Subscription ${names.join(', ')} (non-blocking, not controller)`,
     missingLabels.length && `component label ${missingLabels.join(', ')}`,
   ].filter(Boolean);
-  const t = target(ip);
   return {
     kind: 'act',
     summary: `repaired InstallPlan ${ip.metadata.name}`,
     actions: [
+      ...refused,
       {
         verb: 'patch',
-        target: { ...t, resourceVersion: ip.metadata.resourceVersion! },
+        target: t,
         patch,
         reason: missingOwners.length ? 'InstallPlanOwnerAdded' : 'InstallPlanLabelRestored',
         note: `Added ${what.join(' and ')} to InstallPlan ${ip.metadata.name}: the Subscription's status.installPlanRef (name and uid) points at it and it installs its CSV.`,
