@@ -153,7 +153,8 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
   for (const f of o.pods) {
     const d = decidePod(f, o, ctx);
     if ('act' in d) actions.push(d.act);
-    else if ('defer' in d) defer ??= { note: d.defer, wait: d.wait, pod: f.pod };
+    // The soonest hand-off to OLM ends first: that is when to look again.
+    else if ('defer' in d) defer = defer && defer.wait <= d.wait ? defer : { note: d.defer, wait: d.wait, pod: f.pod };
     else if ('wait' in d) waits.push(d.wait);
     else skips.push(`${f.pod.metadata.name}: ${d.skip}`);
   }
@@ -161,7 +162,7 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
     // The pods still inside their fence (or handed to OLM) are looked at again when due, whatever
     // becomes of these deletes (policy may refuse every one of them).
     const again = [...waits, ...(defer ? [defer.wait] : [])];
-    return { kind: 'act', actions, summary: `force-deleted ${actions.length} catalog pod(s) on ${o.nodeName}`, ...(again.length ? { requeueAfterSeconds: Math.min(...again) } : {}) };
+    return { kind: 'act', actions, summary: `force-deleted ${actions.length} catalog pod(s) on ${o.nodeName}`, ...(again.length ? { othersRecheckAfterSeconds: Math.min(...again) } : {}) };
   }
   if (defer) return { kind: 'defer', reason: 'DeferredToOlm', note: defer.note, regarding: target(defer.pod), requeueAfterSeconds: defer.wait };
   if (waits.length) return { kind: 'requeue', afterSeconds: Math.min(...waits), reason: 'inside the node-loss fence' };

@@ -16,6 +16,7 @@
  */
 import type { Action, Guard, Plan, PlanContext } from '../../shared/core/types.js';
 import { target } from '../../shared/core/types.js';
+import { policyRefusal } from '../../shared/core/policy.js';
 import type { KubeObject, Ref } from '../../shared/kube/types.js';
 import { FINALIZER_OLM_CSV_CLEANUP, LABEL_OWNER_NAMESPACE, MEDIC } from '../../shared/olm/constants.js';
 import { hasOtherComponentKey, isCopiedCsv, namespaceFitsKey, seconds } from '../../shared/olm/olm.js';
@@ -273,11 +274,17 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
     return del(c.live!, 'OperatorLeftoverDeleted', `Deleted ${where(c)} of uninstalled operator ${op.metadata.name}: ${gate.why}.`, { regarding, optional: true, ...(guards.length ? { guards } : {}) });
   };
 
+  // A leftover policy keeps (opted out, or of a protected namespace) will never go: no stage waits
+  // for it. Its delete rides along with every acting plan, refused by the executor with a Warning
+  // Event; once the rest is gone the uninstall stops there (the Operator object stays).
+  const held = toDelete.filter((c) => !c.live!.metadata.deletionTimestamp && policyRefusal(ctx.policy, gone(c)));
+  const removable = toDelete.filter((c) => !held.includes(c));
+  const heldActions = held.map(gone);
   // Staged: one kind alone, and nothing after it until its objects are gone.
   const stage = (kind: string, what: string, after: number): Plan | undefined => {
-    const all = toDelete.filter((c) => c.ref.kind === kind);
+    const all = removable.filter((c) => c.ref.kind === kind);
     const pending = all.filter((c) => !c.live!.metadata.deletionTimestamp);
-    if (pending.length) return { kind: 'act', summary: `removing the ${what} of operator ${op.metadata.name}`, requeueAfterSeconds: after, actions: pending.map(gone) };
+    if (pending.length) return { kind: 'act', summary: `removing the ${what} of operator ${op.metadata.name}`, requeueAfterSeconds: after, actions: [...pending.map(gone), ...heldActions] };
     if (all.length) return { kind: 'requeue', afterSeconds: after, reason: `waiting for the ${what} to finish deleting` };
     return undefined;
   };
@@ -290,14 +297,21 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   if (installPlans) return installPlans;
   // A plan that is not ours to delete (not labelled, not listed) but still Installing would re-create
   // the CSV too: wait until OLM completes it or GC removes it (its Subscription is gone).
-  const csvNames = new Set(toDelete.filter((c) => c.ref.kind === 'ClusterServiceVersion' && !c.live!.metadata.deletionTimestamp).map((c) => `${c.ref.namespace}/${c.ref.name}`));
+  const csvNames = new Set(removable.filter((c) => c.ref.kind === 'ClusterServiceVersion' && !c.live!.metadata.deletionTimestamp).map((c) => `${c.ref.namespace}/${c.ref.name}`));
   const blocking = (o.unfinishedPlans ?? []).filter((p) => csvNames.has(`${p.namespace}/${p.csv}`));
   if (blocking.length) return { kind: 'requeue', afterSeconds: 2, reason: `waiting for InstallPlan ${blocking.map((p) => `${p.namespace}/${p.plan} (${p.phase})`).join(', ')} to finish: OLM would re-create the CSV it lists` };
   const staged = stage('ClusterServiceVersion', 'CSV(s)', 2);
   if (staged) return staged;
-  const pending = toDelete.filter((c) => !c.live!.metadata.deletionTimestamp);
-  if (pending.length) return { kind: 'act', summary: `removing ${pending.length} leftover(s) of operator ${op.metadata.name}`, requeueAfterSeconds: 2, actions: pending.map(gone) };
-  if (toDelete.length) return { kind: 'requeue', afterSeconds: 2, reason: 'waiting for leftovers to finish deleting' };
+  // A CSV policy keeps stays, and OLM recreates what it owns: nothing after it is deleted.
+  const keptCsvs = held.filter((c) => c.ref.kind === 'ClusterServiceVersion');
+  if (keptCsvs.length) {
+    return { kind: 'act', summary: `kept ${keptCsvs.map(where).join(', ')} that policy protects, and so the rest of operator ${op.metadata.name} (OLM would recreate it)`, actions: heldActions };
+  }
+  const pending = removable.filter((c) => !c.live!.metadata.deletionTimestamp);
+  if (pending.length) return { kind: 'act', summary: `removing ${pending.length} leftover(s) of operator ${op.metadata.name}`, requeueAfterSeconds: 2, actions: [...pending.map(gone), ...heldActions] };
+  if (removable.length) return { kind: 'requeue', afterSeconds: 2, reason: 'waiting for leftovers to finish deleting' };
+  // Only what policy keeps is left: refused (Warning Events), no re-check (nothing would change).
+  if (heldActions.length) return { kind: 'act', summary: `kept ${heldActions.length} leftover(s) of operator ${op.metadata.name} that policy protects`, actions: heldActions };
   // What we keep (CRDs, namespaces, objects another operator shares) must lose THIS operator's
   // label, or OLM recreates the Operator object (§5).
   if (toUnlabel.length) {

@@ -91,12 +91,22 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
   // spec.name is user-editable: a key the apiserver would reject must not sink the owner repair.
   const keyOf = (s: KubeObject): string => componentLabelKey((s.spec as { name?: string } | undefined)?.name ?? '', s.metadata.namespace!);
   const missingLabel = (k: string): boolean => !(k in labels) && !k.endsWith('/.') && isLabelKey(k);
+  // A missing label alone is a finding only after OLM's adoption controller had its time to add it.
+  const created = seconds(ip.metadata.creationTimestamp);
+  const grace = Number(ctx.options.labelGraceSeconds ?? defaults.labelGraceSeconds);
+  const now = ctx.now.getTime() / 1000;
+  const inGrace = created === undefined || now < created + grace;
+  const graceWait = Math.max(1, Math.ceil((created ?? now) + grace - now));
+  const labelWait = "component label missing, but OLM's adoption controller may still add it";
   // The finding hangs on the Subscription: an opted-out one's part is left alone, and said so.
-  const optedOut = claims.filter((s) => s.metadata.annotations?.[MEDIC.optOut] === 'true' && (missingOwner(s) || missingLabel(keyOf(s))));
-  const serving = claims.filter((s) => s.metadata.annotations?.[MEDIC.optOut] !== 'true');
+  const isOptedOut = (s: KubeObject): boolean => s.metadata.annotations?.[MEDIC.optOut] === 'true';
+  const optedOutLabelOnly = claims.filter((s) => isOptedOut(s) && !missingOwner(s) && missingLabel(keyOf(s)));
+  const optedOut = claims.filter((s) => isOptedOut(s) && (missingOwner(s) || (!inGrace && optedOutLabelOnly.includes(s))));
+  const serving = claims.filter((s) => !isOptedOut(s));
   const missingOwners = serving.filter(missingOwner);
   const missingLabels = [...new Set(serving.map(keyOf).filter(missingLabel))];
   if (missingOwners.length === 0 && missingLabels.length === 0 && optedOut.length === 0) {
+    if (inGrace && optedOutLabelOnly.length) return { kind: 'requeue', afterSeconds: graceWait, reason: labelWait };
     return { kind: 'noop', reason: serving.length ? 'owners and labels complete' : 'no Subscription references this InstallPlan' };
   }
   const t = { ...target(ip), resourceVersion: ip.metadata.resourceVersion! };
@@ -111,18 +121,13 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
     reason: 'InstallPlanOwnerAdded',
     note: `add Subscription ${s.metadata.name}'s part (ownerReference, component label) to InstallPlan ${ip.metadata.name}, which its status.installPlanRef names`,
   }));
-  if (missingOwners.length === 0 && missingLabels.length > 0) {
-    const created = seconds(ip.metadata.creationTimestamp);
-    const grace = Number(ctx.options.labelGraceSeconds ?? defaults.labelGraceSeconds);
-    const now = ctx.now.getTime() / 1000;
-    if (created === undefined || now < created + grace) {
-      const wait = Math.max(1, Math.ceil((created ?? now) + grace - now));
-      const reason = "component label missing, but OLM's adoption controller may still add it";
-      return refused.length ? { kind: 'act', actions: refused, summary: reason, requeueAfterSeconds: wait } : { kind: 'requeue', afterSeconds: wait, reason };
-    }
+  if (missingOwners.length === 0 && missingLabels.length > 0 && inGrace) {
+    return refused.length ? { kind: 'act', actions: refused, summary: labelWait, othersRecheckAfterSeconds: graceWait } : { kind: 'requeue', afterSeconds: graceWait, reason: labelWait };
   }
+  // An opted-out Subscription's label-only part is looked at again when the grace ends.
+  const later = inGrace && optedOutLabelOnly.length ? { othersRecheckAfterSeconds: graceWait } : {};
   if (missingOwners.length === 0 && missingLabels.length === 0) {
-    return { kind: 'act', actions: refused, summary: `InstallPlan ${ip.metadata.name}: only opted-out Subscriptions miss their part` };
+    return { kind: 'act', actions: refused, summary: `InstallPlan ${ip.metadata.name}: only opted-out Subscriptions miss their part`, ...later };
   }
   const names = missingOwners.map((s) => s.metadata.name);
   const patch: { metadata: Record<string, unknown> } = { metadata: {} };
@@ -135,6 +140,7 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
   return {
     kind: 'act',
     summary: `repaired InstallPlan ${ip.metadata.name}`,
+    ...later,
     actions: [
       ...refused,
       {

@@ -110,7 +110,8 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
     // dry-run writes nothing at all.
     rt = createRuntime(config, allFunctions, {
       log: pino({ level: config.logLevel }, pino.destination(2)),
-      ...(args.values.function ? { only: args.values.function } : {}),
+      // (as ENABLED_FUNCTIONS parses it: "a,b", "all", a trailing comma)
+      ...(args.values.function ? { only: config.enabledFunctions } : {}),
       strictDryRun: true,
     });
   } catch (e) {

@@ -109,12 +109,13 @@ export function createExecutor(deps: ExecutorDeps) {
       await recorder.record({ fn, regarding: action.regarding ?? action.target, ...(action.regarding ? { related: action.target } : {}), reason: refusal.reason, note: refusal.note, type: 'Warning', action: 'Refuse', stateKey: stateKey(action) });
     }
     if (allowed.length === 0) {
-      // Every optional action refused: the plan's re-check (for what it waits on besides) still stands.
+      // Every optional action refused: nothing landed to look at again, but what the plan waits on
+      // besides (othersRecheckAfterSeconds) still is.
       return {
         ...base,
         status: 'refused',
         reason: skipped.map(({ refusal }) => `${refusal.reason}: ${refusal.note}`).join('; '),
-        ...(plan.requeueAfterSeconds ? { requeueAfterSeconds: plan.requeueAfterSeconds } : {}),
+        ...(plan.othersRecheckAfterSeconds ? { requeueAfterSeconds: plan.othersRecheckAfterSeconds } : {}),
       };
     }
     const charged = allowed.filter((a) => !a.releasesOwnFinalizer).length;
@@ -173,12 +174,13 @@ export function createExecutor(deps: ExecutorDeps) {
     // Every allowed action ran (a target found gone re-plans above): acted, or only simulated.
     const status = results.some((r) => r.result === 'done') ? 'acted' : 'dry-run';
     const kept = skipped.length ? `; refused by policy: ${skipped.map(({ action }) => refString(action.target)).join(', ')}` : '';
+    const again = [plan.requeueAfterSeconds, plan.othersRecheckAfterSeconds].filter((s): s is number => Boolean(s));
     return {
       ...base,
       status,
       reason: `${plan.summary}${kept}`,
       actions: results,
-      ...(plan.requeueAfterSeconds ? { requeueAfterSeconds: plan.requeueAfterSeconds } : {}),
+      ...(again.length ? { requeueAfterSeconds: Math.min(...again) } : {}),
     };
   }
 }

@@ -82,8 +82,13 @@ export type Plan =
   | ({ kind: 'defer' } & Explained & { regarding: Target | (Ref & { uid?: string }); requeueAfterSeconds?: number })
   /** Not yet: check again after `afterSeconds` (e.g. a fence has not expired). */
   | { kind: 'requeue'; afterSeconds: number; reason: string }
-  /** Perform these writes in order. `then` re-checks after they land (e.g. wait for GC). */
-  | { kind: 'act'; actions: Action[]; summary: string; requeueAfterSeconds?: number };
+  /**
+   * Perform these writes in order. `requeueAfterSeconds`: look again after they land (e.g. wait for
+   * GC); dropped when policy refuses every action (nothing landed: a look would find the same).
+   * `othersRecheckAfterSeconds`: what the plan waits on besides its actions (another pod inside its
+   * fence), looked at again then whatever becomes of the actions.
+   */
+  | { kind: 'act'; actions: Action[]; summary: string; requeueAfterSeconds?: number; othersRecheckAfterSeconds?: number };
 
 /** The policy a plan may take into account (the executor enforces it again for every write). */
 export interface PlanPolicy {

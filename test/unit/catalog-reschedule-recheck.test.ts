@@ -86,7 +86,7 @@ describe('red team 18a: catalog-reschedule loses the re-check of the other catal
   it('R18a-C1 an opted-out catalog past its fence next to another catalog 230 s inside its (600 s) fence: the look must still re-check when that fence expires', async () => {
     const o: Observed = { nodeName: NODE, node: deadNode(400), pods: [podOf(optedOut), podOf(hub, { tolerationSeconds: 600 })] };
     const p = plan(o, ctx);
-    // Today: act with ONE delete (the opted-out pod) and no requeueAfterSeconds: the 230 s wait is dropped.
+    // Before the fix: act with ONE delete (the opted-out pod) and no requeueAfterSeconds: the 230 s wait is dropped.
     expect(p.kind).toBe('act');
     const { execute, events, deletes } = harness();
     const outcome = await execute('catalog-reschedule', p, `Node/${NODE}`);
@@ -118,10 +118,10 @@ describe('red team 18a: catalog-reschedule loses the re-check of the other catal
     expect(outcome.status === 'replan' ? undefined : outcome.requeueAfterSeconds, `outcome ${JSON.stringify(outcome)}`).toBe(50);
   });
 
-  it('R18a-C4 (not policy): one pod force-deleted, another 230 s inside its fence: the acting plan carries no re-check for it', () => {
+  it('R18a-C4 (not policy): one pod force-deleted, another 230 s inside its fence: the acting plan carries the re-check for it', () => {
     const p: Plan = plan({ nodeName: NODE, node: deadNode(400), pods: [podOf(hub), podOf(cs('certified-operators'), { tolerationSeconds: 600 })] }, ctx);
     expect(p).toMatchObject({ kind: 'act' });
-    expect((p as Extract<Plan, { kind: 'act' }>).requeueAfterSeconds, 'the 600 s pod is re-checked when its fence expires').toBe(230);
+    expect((p as Extract<Plan, { kind: 'act' }>).othersRecheckAfterSeconds, 'the 600 s pod is re-checked when its fence expires').toBe(230);
   });
 });
 
