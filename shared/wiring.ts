@@ -40,6 +40,8 @@ export interface RuntimeOverrides {
   only?: readonly string[];
   /** Dry-run writes nothing at all, not even the release of olm-medic's own finalizer (the CLI). */
   strictDryRun?: boolean;
+  /** A one-off run (the CLI): plans leave no lasting mark no process would finish (PlanPolicy.oneShot). */
+  oneShot?: boolean;
   /** Burst-snapshot tuning (tests: a longer life, so a slow machine cannot change what a case sees). */
   burstSnapshots?: Partial<BurstSnapshotOptions>;
 }
@@ -86,7 +88,7 @@ export function createRuntime(config: Config, functions: AnyFunction[], o: Runti
     reader: burstSnapshots(shareLists(kube), o.burstSnapshots),
     execute,
     now,
-    policy: { dryRun: policy.dryRun, protectedNamespaces: policy.protectedNamespaces },
+    policy: { dryRun: policy.dryRun, protectedNamespaces: policy.protectedNamespaces, ...(o.oneShot ? { oneShot: true } : {}) },
     log,
     maxReplans: config.maxReplans,
     sweepConcurrency: config.sweepConcurrency,

@@ -154,6 +154,7 @@ export function planCsv(o: CsvObserved, ctx: PlanContext): Plan {
     if (ours || olms) return { kind: 'noop', reason: 'CSV has a cleanup finalizer' };
     if (releaseMode) return { kind: 'noop', reason: 'finalizer management is off' };
     if (ctx.policy.dryRun) return { kind: 'noop', reason: 'dry-run: olm-medic adds no finalizer (it could not release it by cleaning up)' };
+    if (ctx.policy.oneShot) return { kind: 'noop', reason: 'a one-off run (the CLI) adds no finalizer: no olm-medic would stay to release it when the CSV is deleted' };
     if (optedOut(csv) || protectedNs) return { kind: 'noop', reason: 'opted out or protected: no finalizer' };
     // OLM v0.27+ adds its finalizer on the CSV's FIRST sync, before it ever writes status
     // (olm/operator.go v0.28.0:1286-1300, :1402): an unsynced CSV proves nothing, so never race OLM.
@@ -178,8 +179,20 @@ export function planCsv(o: CsvObserved, ctx: PlanContext): Plan {
     return act([...deletes, release(csv, 'CsvFinalizerReleased', `dry-run: the cleanup was only simulated${keptNote}`)], `dry-run cleanup of CSV ${label}`);
   }
   if (deletes.length) return { kind: 'act', summary: `cleaning up ${deletes.length} object(s) of CSV ${label}`, requeueAfterSeconds: 2, actions: deletes };
-  if (pending.length > kept.length || o.owned.some((x) => x.metadata.deletionTimestamp)) return { kind: 'requeue', afterSeconds: 2, reason: 'waiting for owned objects to finish deleting' };
+  if (pending.length > kept.length || o.owned.some((x) => x.metadata.deletionTimestamp)) {
+    return { kind: 'requeue', afterSeconds: deletingWait(o.owned.filter((x) => x.metadata.deletionTimestamp), now, 2), reason: 'waiting for owned objects to finish deleting' };
+  }
   return act([release(csv, 'CsvCleanupCompleted', `all cluster-scoped objects labelled as owned by it are gone${keptNote}`)], `cleanup of CSV ${label} complete`);
+}
+
+/**
+ * How long to wait for objects to finish deleting: `base` for the first 30 s (GC's usual few
+ * seconds), then a quarter of the time the oldest of them has been deleting, at most 60 s: one held
+ * by someone else's finalizer (OLM's, with olm-operator down for hours) is not polled every 2 s.
+ */
+export function deletingWait(objs: KubeObject[], now: number, base: number): number {
+  const age = now - Math.min(now, ...objs.map((x) => seconds(x.metadata.deletionTimestamp) ?? now));
+  return age < 30 ? base : Math.min(60, Math.max(base, Math.ceil(age / 4)));
 }
 
 function act(actions: Action[], summary: string): Plan {
@@ -274,6 +287,7 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
     return del(c.live!, 'OperatorLeftoverDeleted', `Deleted ${where(c)} of uninstalled operator ${op.metadata.name}: ${gate.why}.`, { regarding, optional: true, ...(guards.length ? { guards } : {}) });
   };
 
+  const now = ctx.now.getTime() / 1000;
   // A leftover policy keeps (opted out, or of a protected namespace) will never go: no stage waits
   // for it. Its delete rides along with every acting plan, refused by the executor with a Warning
   // Event; once the rest is gone the uninstall stops there (the Operator object stays).
@@ -285,7 +299,7 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
     const all = removable.filter((c) => c.ref.kind === kind);
     const pending = all.filter((c) => !c.live!.metadata.deletionTimestamp);
     if (pending.length) return { kind: 'act', summary: `removing the ${what} of operator ${op.metadata.name}`, requeueAfterSeconds: after, actions: [...pending.map(gone), ...heldActions] };
-    if (all.length) return { kind: 'requeue', afterSeconds: after, reason: `waiting for the ${what} to finish deleting` };
+    if (all.length) return { kind: 'requeue', afterSeconds: deletingWait(all.map((c) => c.live!), now, after), reason: `waiting for the ${what} to finish deleting` };
     return undefined;
   };
   // InstallPlans first: catalog-operator re-executes a plan until it records it Complete, and a
@@ -309,7 +323,7 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   }
   const pending = removable.filter((c) => !c.live!.metadata.deletionTimestamp);
   if (pending.length) return { kind: 'act', summary: `removing ${pending.length} leftover(s) of operator ${op.metadata.name}`, requeueAfterSeconds: 2, actions: [...pending.map(gone), ...heldActions] };
-  if (removable.length) return { kind: 'requeue', afterSeconds: 2, reason: 'waiting for leftovers to finish deleting' };
+  if (removable.length) return { kind: 'requeue', afterSeconds: deletingWait(removable.map((c) => c.live!), now, 2), reason: 'waiting for leftovers to finish deleting' };
   // Only what policy keeps is left: refused (Warning Events), no re-check (nothing would change).
   if (heldActions.length) return { kind: 'act', summary: `kept ${heldActions.length} leftover(s) of operator ${op.metadata.name} that policy protects`, actions: heldActions };
   // What we keep (CRDs, namespaces, objects another operator shares) must lose THIS operator's

@@ -113,6 +113,7 @@ export async function runCli(argv: string[], io: CliIo, allFunctions: AnyFunctio
       // (as ENABLED_FUNCTIONS parses it: "a,b", "all", a trailing comma)
       ...(args.values.function ? { only: config.enabledFunctions } : {}),
       strictDryRun: true,
+      oneShot: true,
     });
   } catch (e) {
     io.err(e instanceof ConfigError ? e.message : `cannot start: ${e instanceof Error ? e.message : e}`);

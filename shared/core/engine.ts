@@ -18,7 +18,7 @@ import { RecentDigests, Requeuer, KeyedMutex, forEachLimited } from './schedulin
 const FOLLOW_UP_MAX_SECONDS = 5;
 
 /** Outcomes whose requeueAfterSeconds asks for a re-check. */
-const RECHECKED: readonly string[] = ['requeued', 'acted', 'deferred', 'refused', 'rate-limited'];
+const RECHECKED: readonly string[] = ['requeued', 'acted', 'dry-run', 'deferred', 'refused', 'rate-limited'];
 
 /** Whether an outcome asks the engine for a re-check (the engine queues one; the CLI waits for it). */
 export function asksRecheck(o: Outcome): boolean {

@@ -174,7 +174,8 @@ export function createExecutor(deps: ExecutorDeps) {
     // Every allowed action ran (a target found gone re-plans above): acted, or only simulated.
     const status = results.some((r) => r.result === 'done') ? 'acted' : 'dry-run';
     const kept = skipped.length ? `; refused by policy: ${skipped.map(({ action }) => refString(action.target)).join(', ')}` : '';
-    const again = [plan.requeueAfterSeconds, plan.othersRecheckAfterSeconds].filter((s): s is number => Boolean(s));
+    // A simulated write changes nothing to look at again: a dry run keeps only the others' re-check.
+    const again = [status === 'acted' ? plan.requeueAfterSeconds : undefined, plan.othersRecheckAfterSeconds].filter((s): s is number => Boolean(s));
     return {
       ...base,
       status,

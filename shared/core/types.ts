@@ -94,6 +94,11 @@ export type Plan =
 export interface PlanPolicy {
   dryRun: boolean;
   protectedNamespaces: ReadonlySet<string>;
+  /**
+   * A one-off run (the CLI): no olm-medic process stays to finish what a lasting mark starts, so a
+   * plan leaves none (finalizer-cleanup adds no finalizer it would have to release later).
+   */
+  oneShot?: boolean;
 }
 
 /** What plan() may consult besides the observed state. Pure data. */
