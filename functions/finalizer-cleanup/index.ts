@@ -13,7 +13,7 @@ import { collect } from '../../shared/kube/collect.js';
 import { isKnownKind, resourceFor } from '../../shared/kube/resources.js';
 import { equalitySelector, hasLabels, isDnsLabel, isDnsSubdomain, isLabelKey } from '../../shared/kube/validate.js';
 import { COMPONENT_LABEL_PREFIX, FINALIZER_OLM_CSV_CLEANUP, LABEL_OWNER, LABEL_OWNER_KIND, LABEL_OWNER_NAMESPACE, MEDIC, V1, V1ALPHA1 } from '../../shared/olm/constants.js';
-import { componentLabelKey, hasOtherComponentKey, isCopiedCsv, namespaceFitsKey } from '../../shared/olm/olm.js';
+import { componentLabelKey, hasOtherComponentKey, isCopiedCsv, namespaceFitsKey, seconds } from '../../shared/olm/olm.js';
 import { defaults, plan, type Component, type CsvObserved, type Observed, type OperatorObserved } from './plan.js';
 
 const CSV = { apiVersion: V1ALPHA1, kind: 'ClusterServiceVersion' };
@@ -194,7 +194,9 @@ async function observeOperator(ref: Ref, read: Reader, ctx: ObserveContext): Pro
       if (phase !== 'Installing' || ip.metadata.deletionTimestamp) continue;
       const names = (ip.spec as { clusterServiceVersionNames?: unknown } | undefined)?.clusterServiceVersionNames;
       for (const c of going.filter((x) => x.metadata.namespace === ns && Array.isArray(names) && names.includes(x.metadata.name))) {
-        unfinishedPlans.push({ plan: ip.metadata.name, namespace: ns, csv: c.metadata.name, phase });
+        const st = (ip.status as { startTime?: string } | undefined)?.startTime;
+        const since = seconds(st) ?? seconds(ip.metadata.creationTimestamp);
+        unfinishedPlans.push({ plan: ip.metadata.name, namespace: ns, csv: c.metadata.name, phase, ...(since !== undefined ? { since } : {}) });
       }
     }
   }

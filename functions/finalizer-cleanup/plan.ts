@@ -61,7 +61,8 @@ export interface OperatorObserved {
    * uninstall may proceed): catalog-operator executes such a plan again and re-creates a CSV deleted
    * under it (seen on real OLM v0.25.0 when its write of Complete lost a conflict).
    */
-  unfinishedPlans?: { plan: string; namespace: string; csv: string; phase: string }[];
+  /** `since`: the plan's status.startTime (else its creation), seconds: how long OLM has been at it. */
+  unfinishedPlans?: { plan: string; namespace: string; csv: string; phase: string; since?: number }[];
 }
 
 export type Observed = CsvObserved | OperatorObserved;
@@ -179,8 +180,14 @@ export function planCsv(o: CsvObserved, ctx: PlanContext): Plan {
     return act([...deletes, release(csv, 'CsvFinalizerReleased', `dry-run: the cleanup was only simulated${keptNote}`)], `dry-run cleanup of CSV ${label}`);
   }
   if (deletes.length) return { kind: 'act', summary: `cleaning up ${deletes.length} object(s) of CSV ${label}`, requeueAfterSeconds: 2, actions: deletes };
-  if (pending.length > kept.length || o.owned.some((x) => x.metadata.deletionTimestamp)) {
-    return { kind: 'requeue', afterSeconds: deletingWait(o.owned.filter((x) => x.metadata.deletionTimestamp), now, 2), reason: 'waiting for owned objects to finish deleting' };
+  const deleting = o.owned.filter((x) => x.metadata.deletionTimestamp);
+  const heldLong = deleting.filter((x) => (x.metadata.finalizers ?? []).length > 0 && (seconds(x.metadata.deletionTimestamp) ?? now) + HELD_DELETING_SECONDS <= now);
+  if (pending.length === kept.length && deleting.length > 0 && heldLong.length === deleting.length) {
+    const held = heldLong.map((x) => `${x.kind} ${x.metadata.name} (finalizers ${(x.metadata.finalizers ?? []).join(', ')})`).join('; ');
+    return act([release(csv, 'CsvCleanupCompleted', `every object labelled as owned by it is deleted or being deleted; still Terminating behind other finalizers for over ${HELD_DELETING_SECONDS}s: ${held}${keptNote}`)], `cleanup of CSV ${label} complete (deletions requested)`);
+  }
+  if (pending.length > kept.length || deleting.length) {
+    return { kind: 'requeue', afterSeconds: deletingWait(deleting, now, 2), reason: 'waiting for owned objects to finish deleting' };
   }
   return act([release(csv, 'CsvCleanupCompleted', `all cluster-scoped objects labelled as owned by it are gone${keptNote}`)], `cleanup of CSV ${label} complete`);
 }
@@ -191,9 +198,21 @@ export function planCsv(o: CsvObserved, ctx: PlanContext): Plan {
  * by someone else's finalizer (OLM's, with olm-operator down for hours) is not polled every 2 s.
  */
 export function deletingWait(objs: KubeObject[], now: number, base: number): number {
-  const age = now - Math.min(now, ...objs.map((x) => seconds(x.metadata.deletionTimestamp) ?? now));
+  return backOff(objs.map((x) => seconds(x.metadata.deletionTimestamp)), now, base);
+}
+
+/** The same back-off for a wait on something under way since the earliest of `since` (seconds). */
+function backOff(since: (number | undefined)[], now: number, base: number): number {
+  const age = now - Math.min(now, ...since.map((s) => s ?? now));
   return age < 30 ? base : Math.min(60, Math.max(base, Math.ceil(age / 4)));
 }
+
+/**
+ * How long an object olm-medic asked to delete may stay Terminating behind other finalizers before
+ * the CSV's cleanup counts as done: its deletion is requested (whoever holds it finishes it), and
+ * olm-medic's finalizer must not keep the CSV Terminating (and its name blocked) for as long.
+ */
+export const HELD_DELETING_SECONDS = 300;
 
 function act(actions: Action[], summary: string): Plan {
   return { kind: 'act', actions, summary };
@@ -313,7 +332,7 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   // the CSV too: wait until OLM completes it or GC removes it (its Subscription is gone).
   const csvNames = new Set(removable.filter((c) => c.ref.kind === 'ClusterServiceVersion' && !c.live!.metadata.deletionTimestamp).map((c) => `${c.ref.namespace}/${c.ref.name}`));
   const blocking = (o.unfinishedPlans ?? []).filter((p) => csvNames.has(`${p.namespace}/${p.csv}`));
-  if (blocking.length) return { kind: 'requeue', afterSeconds: 2, reason: `waiting for InstallPlan ${blocking.map((p) => `${p.namespace}/${p.plan} (${p.phase})`).join(', ')} to finish: OLM would re-create the CSV it lists` };
+  if (blocking.length) return { kind: 'requeue', afterSeconds: backOff(blocking.map((p) => p.since), now, 2), reason: `waiting for InstallPlan ${blocking.map((p) => `${p.namespace}/${p.plan} (${p.phase})`).join(', ')} to finish: OLM would re-create the CSV it lists` };
   const staged = stage('ClusterServiceVersion', 'CSV(s)', 2);
   if (staged) return staged;
   // A CSV policy keeps stays, and OLM recreates what it owns: nothing after it is deleted.
