@@ -176,7 +176,10 @@ export function decideJob(f: JobFacts, o: Observed, ctx: PlanContext): JobDecisi
     // OperatorGroup (§1.4): an annotation on a subscriber namespace that is not waiting retries nothing.
     const waiting = new Set(o.subscribers.filter(isStuckOnUnpack).map((s) => s.metadata.namespace));
     const retrying = Object.keys(o.retryIntervals).filter((ns) => waiting.has(ns));
-    if (retrying.length) {
+    // A waiting namespace without an interval gets no retry from OLM (it retries per namespace it
+    // resolves, with that namespace's interval): then the Job is deleted as for no interval at all.
+    const unretried = [...waiting].filter((ns) => !(ns! in o.retryIntervals));
+    if (retrying.length && unretried.length === 0) {
       const failedAt = state.finishedAt ?? now;
       const due = failedAt + Math.min(...retrying.map((ns) => o.retryIntervals[ns]!));
       // OLM creates the retry job itself, but only when it next resolves (its resync: up to ~18 min):

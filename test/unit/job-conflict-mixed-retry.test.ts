@@ -1,0 +1,57 @@
+/**
+ * Red team 22 (failed on 420070f and before), J1: a failed unpack Job is deferred to OLM's retry interval because ONE waiting
+ * subscriber namespace (ns-b) sets bundle-unpack-min-retry-interval, although another waiting
+ * namespace (ns-c) sets none. OLM retries only while resolving a namespace, and only the bundles
+ * THAT namespace needs (catalog operator.go v0.46.0:1375 unpackBundles(namespace, ...) with that
+ * namespace's OperatorGroup interval). If ns-b waits on another bundle (its own broken one, retried
+ * forever), ns-c's failed unpack is never retried: olm-medic nudges ns-b once, then noops forever.
+ */
+import { describe, expect, it } from 'vitest';
+import { plan, type JobFacts, type Observed } from '../../functions/job-conflict/plan.js';
+import { NO_POLICY, type Plan, type PlanContext } from '../../shared/core/types.js';
+import type { KubeObject } from '../../shared/kube/types.js';
+import { MEDIC } from '../../shared/olm/constants.js';
+import * as olm from '../fixtures/olm-objects.js';
+
+const NOW = new Date('2025-06-01T12:00:00Z');
+const ctx: PlanContext = { now: NOW, options: { marginSeconds: 60 }, policy: NO_POLICY };
+const CAT = 'olm';
+const CATALOG = 'operatorhubio-catalog';
+const IMAGE = 'quay.io/operatorhubio/etcd@sha256:5e9e2a1ed1e3ab0b0f9b4e6f4a8b9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1';
+const ago = (s: number): Date => new Date(NOW.getTime() - s * 1000);
+let rv = 0;
+const k = (o: olm.Obj, uid: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject =>
+  ({ ...o, metadata: { ...o.metadata, uid, resourceVersion: String(++rv), creationTimestamp: olm.rfc3339(ago(86400)), ...extra } }) as KubeObject;
+
+const cm = k(olm.unpackConfigMap({ namespace: CAT, image: IMAGE, catalogSourceName: CATALOG, catalogSourceUid: 'catsrc-1', managedLabel: true }), 'cm-1');
+const failedJob = (() => {
+  const j = olm.unpackJob({ namespace: CAT, image: IMAGE, configMapUid: 'cm-1', variant: 'current' });
+  j.status = olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: ago(3000) });
+  return k(j, 'job-1');
+})();
+function stuck(ns: string, pkg: string, nudgedAt?: Date): KubeObject {
+  const s = olm.subscription({ namespace: ns, name: pkg, package: pkg, source: CATALOG, sourceNamespace: CAT });
+  s.status = olm.subscriptionStatus({ at: ago(3000), conditions: [olm.bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded', at: ago(3000) })] });
+  return k(s, `sub-${ns}`, nudgedAt ? { annotations: { [MEDIC.nudge]: nudgedAt.toISOString() } } : {});
+}
+const facts: JobFacts = { job: failedJob, configMap: cm, configMapInUse: false };
+const observed = (nudgedB?: Date): Observed => ({
+  namespace: CAT,
+  catalogSources: [CATALOG],
+  olmLabelsObjects: true,
+  jobs: [facts],
+  // ns-b (interval 300 s) waits on its own bundle; ns-c (no interval) waits on this failed one.
+  subscribers: [stuck('ns-b', 'broken-operator', nudgedB), stuck('ns-c', 'etcd')],
+  retryIntervals: { 'ns-b': 300 },
+});
+const said = (p: Plan): string[] => (p.kind === 'act' ? p.actions.map((a) => `${a.verb} ${a.target.kind}/${a.target.namespace ?? ''}/${a.target.name.slice(0, 8)}`) : [`${p.kind}: ${'reason' in p ? p.reason : ''}`]);
+
+describe('redteam22 J1: a retry interval on one waiting namespace does not strand another waiting namespace', () => {
+  it('ns-c (no retry interval) waits on the failed Job: it is deleted (OLM never retries it for ns-c), not only ns-b nudged', () => {
+    expect(said(plan(observed(), ctx))).toContain(`delete Job/${CAT}/${failedJob.metadata.name.slice(0, 8)}`);
+  });
+
+  it('after ns-b was nudged once, the failed Job blocking ns-c is not left alone forever', () => {
+    expect(said(plan(observed(ago(10)), ctx)).join(" | ")).toContain(`delete Job/${CAT}/${failedJob.metadata.name.slice(0, 8)}`);
+  });
+});
