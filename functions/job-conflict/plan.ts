@@ -178,7 +178,10 @@ export function decideJob(f: JobFacts, o: Observed, ctx: PlanContext): JobDecisi
     const retrying = Object.keys(o.retryIntervals).filter((ns) => waiting.has(ns));
     // A waiting namespace without an interval gets no retry from OLM (it retries per namespace it
     // resolves, with that namespace's interval): then the Job is deleted as for no interval at all.
-    const unretried = [...waiting].filter((ns) => !(ns! in o.retryIntervals));
+    // Only a namespace whose Subscription OLM marked as unpacking counts (OLM sets those conditions
+    // only while resolving it): one it never resolves (its resolution fails, two OperatorGroups, a
+    // malformed interval) waits on no unpack and must not cancel another's interval (red team 23, W1).
+    const unretried = [...new Set(o.subscribers.filter((s) => isStuckOnUnpack(s) && unpackConditioned(s)).map((s) => s.metadata.namespace!))].filter((ns) => !(ns in o.retryIntervals));
     if (retrying.length && unretried.length === 0) {
       const failedAt = state.finishedAt ?? now;
       const due = failedAt + Math.min(...retrying.map((ns) => o.retryIntervals[ns]!));
@@ -238,10 +241,16 @@ export function isStuckOnUnpack(sub: KubeObject): boolean {
   if (sub.metadata.deletionTimestamp) return false;
   const st = sub.status as { installPlanRef?: unknown; currentCSV?: string; state?: string } | undefined;
   if (st?.state === 'AtLatestKnown') return false;
+  return unpackConditioned(sub) || (!st?.installPlanRef && !st?.currentCSV);
+}
+
+/** OLM itself says the Subscription waits on an unpack (BundleUnpackFailed, or BundleUnpacking while resolving). */
+function unpackConditioned(sub: KubeObject): boolean {
+  const st = sub.status as { state?: string } | undefined;
   // BundleUnpacking lingers after resolution too: it counts only before a plan for the next CSV exists
   // (no state yet, or UpgradeAvailable), not once it is UpgradePending/UpgradeFailed (red team 13, J2).
   const resolving = !st?.state || st.state === 'UpgradeAvailable';
-  return isTrue(sub, 'BundleUnpackFailed') || (resolving && isTrue(sub, 'BundleUnpacking')) || (!st?.installPlanRef && !st?.currentCSV);
+  return isTrue(sub, 'BundleUnpackFailed') || (resolving && isTrue(sub, 'BundleUnpacking'));
 }
 
 function nudge(sub: KubeObject, now: Date, note: string): Action {
@@ -300,18 +309,22 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
   if (nudges.length) {
     const subs = o.subscribers.filter((sub) => {
       if (!isStuckOnUnpack(sub)) return false;
-      const n = nudges.find((d) => d.namespaces.includes(sub.metadata.namespace!));
+      // The latest failure among the Jobs whose interval has passed (a retry Job's, after the first's).
+      const since = nudges.filter((d) => d.namespaces.includes(sub.metadata.namespace!)).map((d) => d.since);
       const nudged = seconds(sub.metadata.annotations?.[MEDIC.nudge]);
-      return n !== undefined && (nudged === undefined || nudged < n.since);
+      return since.length > 0 && (nudged === undefined || nudged < Math.max(...since));
     });
     if (subs.length) {
       return { kind: 'act', summary: `nudged ${subs.length} Subscription(s) so OLM retries the failed unpack now`, actions: subs.map((sub) => nudge(sub, ctx.now, `${nudges[0]!.nudge}; touched the Subscription so OLM resolves (and retries the unpack) now instead of at its next resync.`)) };
     }
-    return { kind: 'noop', reason: `${nudges[0]!.nudge}; the waiting Subscriptions were already nudged since the failure` };
+    // Already nudged since those failures; a later failure still inside its interval is waited for below.
+    if (!defers.length) return { kind: 'noop', reason: `${nudges[0]!.nudge}; the waiting Subscriptions were already nudged since the failure` };
   }
   if (defers.length) {
+    // The soonest re-check among them (each Job's own interval or TTL).
+    const again = defers.map((d) => d.requeueAfterSeconds).filter((s): s is number => Boolean(s));
     const d = defers[0]!;
-    return { kind: 'defer', reason: 'DeferredToOlm', note: d.note, regarding: d.regarding, ...(d.requeueAfterSeconds ? { requeueAfterSeconds: d.requeueAfterSeconds } : {}) };
+    return { kind: 'defer', reason: 'DeferredToOlm', note: d.note, regarding: d.regarding, ...(again.length ? { requeueAfterSeconds: Math.min(...again) } : {}) };
   }
   if (waits.length) return { kind: 'requeue', afterSeconds: Math.min(...waits), reason: 'unpack job still running within its deadline' };
   const owed = o.subscription && nudgeOwed(o.subscription, o, ctx);

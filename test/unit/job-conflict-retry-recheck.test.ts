@@ -1,0 +1,68 @@
+/**
+ * Red team 23 (W2; failed on 991b03d and before): with OLM's retry interval (every waiting namespace sets it), OLM v0.26-v0.42
+ * keeps failed unpack Jobs (no TTL; ensureJob deletes only beyond 5 retained: bundle_unpacker.go
+ * v0.46.0:739-759, same shape since v0.26). After one retry, the catalog namespace holds the first
+ * failed Job (`<hash>`, its interval long passed and its nudge done) and the failed retry Job
+ * (`<hash[:58]><suffix>`, still inside its interval). OLM's next retry is due at the retry Job's
+ * failure + interval (sortUnpackJobs picks the newest failed one). job-conflict's plan lets the first
+ * Job's already-done nudge win over the retry Job's defer: a noop with no re-check, so nothing looks
+ * again when the retry Job's interval passes (no event comes: OLM writes nothing new on a persisting
+ * failure); only the next sweep does, up to 5 minutes late.
+ */
+import { describe, expect, it } from 'vitest';
+import { plan, type Observed } from '../../functions/job-conflict/plan.js';
+import { NO_POLICY, type Plan, type PlanContext } from '../../shared/core/types.js';
+import type { KubeObject } from '../../shared/kube/types.js';
+import { MEDIC } from '../../shared/olm/constants.js';
+import * as olm from '../fixtures/olm-objects.js';
+
+const NOW = new Date('2026-06-01T12:00:00Z');
+const ctx: PlanContext = { now: NOW, options: { marginSeconds: 60 }, policy: NO_POLICY };
+const CAT = 'olm';
+const CATALOG = 'operatorhubio-catalog';
+const IMAGE = 'quay.io/operatorhubio/etcd@sha256:5e9e2a1ed1e3ab0b0f9b4e6f4a8b9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1';
+const RETRY = olm.unpackRetryJobName(IMAGE, 'x7k2p');
+const ago = (s: number): Date => new Date(NOW.getTime() - s * 1000);
+let rv = 0;
+const k = (o: olm.Obj, uid: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject =>
+  ({ ...o, metadata: { ...o.metadata, uid, resourceVersion: String(++rv), creationTimestamp: olm.rfc3339(ago(86400)), ...extra } }) as KubeObject;
+
+const cm = k(olm.unpackConfigMap({ namespace: CAT, image: IMAGE, catalogSourceName: CATALOG, catalogSourceUid: 'catsrc-1', managedLabel: true }), 'cm-1');
+const failed = (uid: string, at: number, name?: string): KubeObject => {
+  const j = olm.unpackJob({ namespace: CAT, image: IMAGE, configMapUid: 'cm-1', olmVersion: 'v0.28.0', ...(name ? { name } : {}) });
+  j.status = olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: ago(at) });
+  return k(j, uid);
+};
+// Interval 300 s. First Job failed 1000 s ago; olm-medic nudged at -700 (its interval passed);
+// OLM created the retry Job, which failed 100 s ago: OLM's next retry is due in 200 s.
+const first = failed('job-1', 1000);
+const retry = failed('job-2', 100, RETRY);
+const sub = (() => {
+  const s = olm.subscription({ namespace: 'ns-b', name: 'etcd', package: 'etcd', source: CATALOG, sourceNamespace: CAT });
+  s.status = olm.subscriptionStatus({ at: ago(1000), conditions: [olm.bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded', at: ago(1000) })] });
+  return k(s, 'sub-ns-b', { annotations: { [MEDIC.nudge]: ago(700).toISOString() } });
+})();
+const observed = (jobs: KubeObject[]): Observed => ({
+  namespace: CAT,
+  catalogSources: [CATALOG],
+  olmLabelsObjects: true,
+  jobs: jobs.map((job) => ({ job, configMap: cm, configMapInUse: false })),
+  subscribers: [sub],
+  retryIntervals: { 'ns-b': 300 },
+});
+/** When the plan looks again, in seconds (undefined: never, until some event or sweep). */
+const recheck = (p: Plan): number | undefined =>
+  p.kind === 'defer' || p.kind === 'refuse' ? p.requeueAfterSeconds : p.kind === 'requeue' ? p.afterSeconds : p.kind === 'act' ? p.requeueAfterSeconds : undefined;
+
+describe('redteam23 W2: the retry Job\'s interval is re-checked although the first failed Job\'s nudge is done', () => {
+  it('the retry Job\'s own Failed event (it comes first: facts [retry, first]) plans a re-check when its interval passes (~200 s)', () => {
+    const p = plan(observed([retry, first]), ctx);
+    expect({ kind: p.kind, recheck: recheck(p) }).toMatchObject({ recheck: 200 });
+  });
+
+  it('once the retry Job\'s interval has passed, the Subscription (nudged before that failure) is nudged again, whatever order the Jobs were listed in', () => {
+    const later: PlanContext = { ...ctx, now: new Date(NOW.getTime() + 250_000) };
+    const p = plan(observed([first, retry]), later);
+    expect(p.kind === 'act' ? p.actions.map((a) => `${a.verb} ${a.target.kind}/${a.target.namespace}/${a.target.name}`) : [p.kind]).toContain('patch Subscription/ns-b/etcd');
+  });
+});
