@@ -114,12 +114,17 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
     } else {
       await forEachLimited(namespaces, PER_NAMESPACE_OPERATOR_GROUP_LISTS, async (ns) => void groups.set(ns, await collect(read.list(V1, 'OperatorGroup', { namespace: ns }))));
     }
-    for (const [ns, ogs] of groups) {
-      // OLM reads the annotation only when the namespace has exactly one OperatorGroup (§1.4).
-      const retry = ogs.length === 1 ? goDurationSeconds(ogs[0]!.metadata.annotations?.[ANN_UNPACK_RETRY]) : undefined;
+    const unresolved: string[] = [];
+    for (const ns of namespaces) {
+      const ogs = groups.get(ns) ?? [];
+      // OLM resolves a namespace only with exactly one OperatorGroup, and reads the annotation only
+      // then (§1.4); one it cannot parse stops the namespace's resolution too.
+      const ann = ogs.length === 1 ? ogs[0]!.metadata.annotations?.[ANN_UNPACK_RETRY] : undefined;
+      const retry = goDurationSeconds(ann);
+      if (ogs.length !== 1 || (ann !== undefined && retry === undefined)) unresolved.push(ns);
       if (retry !== undefined && retry > 0) retryIntervals[ns] = retry;
     }
-    return { subscribers, retryIntervals };
+    return { subscribers, retryIntervals, unresolved };
   })();
   const cascade = (async () => {
     if (!(ref.kind === 'Job' && jobState(facts[0]!.job).kind === 'failed' && facts[0]!.configMap)) return;
@@ -138,14 +143,14 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
   // Failed Jobs (including any the cascade adds, whose ConfigMap is the first one's) need the InstallPlans.
   const plans = facts.some((f) => jobState(f.job).kind === 'failed') ? installPlanFacts(read, namespace) : undefined;
   // One Promise.all for all of them: a failure of one never leaves another's rejection unhandled.
-  const [{ catalogSourceObjects, olmLabelsObjects }, { subscribers, retryIntervals }, , p] = await Promise.all([catalogFacts, subscriberFacts, cascade, plans]);
+  const [{ catalogSourceObjects, olmLabelsObjects }, { subscribers, retryIntervals, unresolved }, , p] = await Promise.all([catalogFacts, subscriberFacts, cascade, plans]);
   const catalogSources = catalogSourceObjects.map((c) => c.metadata.name);
   let legacyFailedPlans: Record<string, string[]> | undefined;
   if (p) {
     legacyFailedPlans = p.legacyFailed;
     for (const f of facts) f.configMapInUse = f.configMap ? p.inUse.has(f.configMap.metadata.name) : false;
   }
-  return { ...base, catalogSources, catalogSourceObjects, olmLabelsObjects, subscribers, retryIntervals, ...(legacyFailedPlans ? { legacyFailedPlans } : {}), ...(dependents ? { dependents } : {}) };
+  return { ...base, catalogSources, catalogSourceObjects, olmLabelsObjects, subscribers, retryIntervals, ...(unresolved.length ? { unresolved } : {}), ...(legacyFailedPlans ? { legacyFailedPlans } : {}), ...(dependents ? { dependents } : {}) };
 }
 
 /** A Job as a dependent the garbage collector would find by its owners' uids (none: not one). */

@@ -41,6 +41,12 @@ export interface Observed {
   subscribers: KubeObject[];
   /** Subscriber namespaces whose single OperatorGroup sets bundle-unpack-min-retry-interval (§1.4), with the interval in seconds. */
   retryIntervals: Record<string, number>;
+  /**
+   * Subscriber namespaces OLM does not resolve at all (not exactly one OperatorGroup, or a retry
+   * interval it cannot parse: syncResolvingNamespace returns before any status write), so their
+   * Subscriptions' unpack conditions are whatever OLM last wrote (red team 24, W3).
+   */
+  unresolved?: string[];
   /** The Subscription whose event this is (Subscription-triggered checks). */
   subscription?: KubeObject;
   /** Any Failed Job with an unpack-hash name exists in the namespace, ours or a look-alike. */
@@ -181,7 +187,11 @@ export function decideJob(f: JobFacts, o: Observed, ctx: PlanContext): JobDecisi
     // Only a namespace whose Subscription OLM marked as unpacking counts (OLM sets those conditions
     // only while resolving it): one it never resolves (its resolution fails, two OperatorGroups, a
     // malformed interval) waits on no unpack and must not cancel another's interval (red team 23, W1).
-    const unretried = [...new Set(o.subscribers.filter((s) => isStuckOnUnpack(s) && unpackConditioned(s)).map((s) => s.metadata.namespace!))].filter((ns) => !(ns in o.retryIntervals));
+    // An upgrade blocked by the failed Job stays AtLatestKnown with BundleUnpackFailed (OLM moves it
+    // to UpgradePending only with a plan), so that condition counts whatever the state (red team 24, U1).
+    const unretried = [
+      ...new Set(o.subscribers.filter((s) => !s.metadata.deletionTimestamp && (isTrue(s, 'BundleUnpackFailed') || (isStuckOnUnpack(s) && unpackConditioned(s)))).map((s) => s.metadata.namespace!)),
+    ].filter((ns) => !(ns in o.retryIntervals) && !(o.unresolved ?? []).includes(ns));
     if (retrying.length && unretried.length === 0) {
       const failedAt = state.finishedAt ?? now;
       const due = failedAt + Math.min(...retrying.map((ns) => o.retryIntervals[ns]!));
@@ -297,7 +307,8 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
   }
   if (actions.length) {
     const deleted = actions.filter((a) => a.reason === 'UnpackJobDeleted').map((a) => a.target.name);
-    for (const sub of o.subscribers.filter(isStuckOnUnpack)) {
+    // ... and an upgrade the failed Job blocked (AtLatestKnown with BundleUnpackFailed, red team 24 U1).
+    for (const sub of o.subscribers.filter((s) => isStuckOnUnpack(s) || (!s.metadata.deletionTimestamp && isTrue(s, 'BundleUnpackFailed')))) {
       actions.push(nudge(sub, ctx.now, `Unpack Job ${deleted.map((n) => n.slice(0, 12) + '…').join(', ')} in ${o.namespace} was removed; touched the Subscription so OLM retries now.`));
     }
     return { kind: 'act', actions, summary: `removed ${deleted.length} stale unpack job(s) in ${o.namespace}` };

@@ -1,0 +1,104 @@
+/**
+ * Red team 24 (W3; failed on 16a5f40): 16a5f40 counts a namespace as "waiting without a retry interval" (which cancels
+ * every other namespace's interval) when one of its Subscriptions carries BundleUnpackFailed, on the
+ * premise that OLM "sets those conditions only while resolving it". But OLM never REMOVES them when it
+ * stops resolving a namespace: with != 1 OperatorGroup or a malformed bundle-unpack-min-retry-interval,
+ * syncResolvingNamespace returns before writing any status (catalog/operator.go v0.46.0:1265-1279,
+ * bundle_unpacker.go v0.46.0:1005-1024), so a BundleUnpackFailed written while the namespace still
+ * resolved stays forever. Typical: the user sees BundleUnpackFailed, reads the docs and sets the retry
+ * annotation as "1d" (Go's ParseDuration has no "d": OLM now fails the whole namespace), or an operator
+ * manifest adds a second OperatorGroup. observe() sees both facts (it lists ns-d's OperatorGroups), yet
+ * ns-d, which OLM never resolves again and which waits on no unpack, makes olm-medic delete ns-b's
+ * failed Job inside ns-b's interval (and nudge ns-d uselessly), on every failure: the same harm W1 fixed
+ * for a condition-less Subscription.
+ */
+import { describe, expect, it } from 'vitest';
+import { jobConflict } from '../../functions/job-conflict/index.js';
+import { plan } from '../../functions/job-conflict/plan.js';
+import { NO_POLICY, type Plan, type PlanContext } from '../../shared/core/types.js';
+import type { KubeObject, ListOptions, Reader, Ref } from '../../shared/kube/types.js';
+import * as olm from '../fixtures/olm-objects.js';
+
+const NOW = new Date('2026-06-01T12:00:00Z');
+const ctx: PlanContext = { now: NOW, options: { marginSeconds: 60 }, policy: NO_POLICY };
+const octx = { ...ctx, clock: () => NOW };
+const CAT = 'olm';
+const CATALOG = 'operatorhubio-catalog';
+const IMAGE = 'quay.io/operatorhubio/etcd@sha256:5e9e2a1ed1e3ab0b0f9b4e6f4a8b9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1';
+const HASH = olm.unpackHash(IMAGE);
+const ago = (s: number): Date => new Date(NOW.getTime() - s * 1000);
+let rv = 0;
+const k = (o: olm.Obj, uid: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject =>
+  ({ ...o, metadata: { ...o.metadata, uid, resourceVersion: String(++rv), creationTimestamp: olm.rfc3339(ago(86400)), ...extra } }) as KubeObject;
+
+function memReader(objects: KubeObject[]): Reader {
+  const matches = (o: KubeObject, sel?: string): boolean =>
+    !sel ||
+    sel.split(',').every((term) => {
+      const [key, val] = term.split('=');
+      const v = o.metadata.labels?.[key!];
+      return val === undefined ? v !== undefined : v === val;
+    });
+  return {
+    get: (async (ref: Ref) =>
+      objects.find((o) => o.apiVersion === ref.apiVersion && o.kind === ref.kind && o.metadata.name === ref.name && (o.metadata.namespace ?? '') === (ref.namespace ?? ''))) as Reader['get'],
+    list: ((apiVersion: string, kind: string, opts: ListOptions = {}) =>
+      (async function* () {
+        for (const o of objects) {
+          if (o.apiVersion !== apiVersion || o.kind !== kind) continue;
+          if (opts.namespace && o.metadata.namespace !== opts.namespace) continue;
+          if (!matches(o, opts.labelSelector)) continue;
+          yield o;
+        }
+      })()) as Reader['list'],
+  };
+}
+
+const catsrc = (): KubeObject => k(olm.catalogSource({ namespace: CAT, name: CATALOG, image: 'quay.io/operatorhubio/catalog:latest' }), 'catsrc-1');
+const configMap = (): KubeObject => k(olm.unpackConfigMap({ namespace: CAT, image: IMAGE, catalogSourceName: CATALOG, catalogSourceUid: 'catsrc-1', managedLabel: true }), 'cm-1');
+/** OLM v0.26-v0.42 (no TTL): failed 100 s ago, inside ns-b's 300 s retry interval. */
+const failedJob = (): KubeObject => {
+  const j = olm.unpackJob({ namespace: CAT, image: IMAGE, configMapUid: 'cm-1' });
+  j.status = olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: ago(100) });
+  return k(j, 'job-1');
+};
+const unpackFailedSub = (ns: string, name: string, at: number): KubeObject => {
+  const s = olm.subscription({ namespace: ns, name, package: name, source: CATALOG, sourceNamespace: CAT });
+  s.status = olm.subscriptionStatus({ at: ago(at), conditions: [olm.bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded', at: ago(at) })] });
+  return k(s, `sub-${ns}`);
+};
+const og = (ns: string, name: string, annotations?: Record<string, string>): KubeObject =>
+  k(olm.operatorGroup({ namespace: ns, name, ...(annotations ? { annotations } : {}) }), `og-${ns}-${name}`);
+const RETRY = 'operatorframework.io/bundle-unpack-min-retry-interval';
+
+const writes = (p: Plan): string[] =>
+  p.kind === 'act' ? p.actions.map((a) => `${a.verb} ${a.target.kind}/${a.target.namespace}/${a.target.name === HASH ? 'hash' : a.target.name}`) : [`${p.kind}`];
+
+async function planFor(nsD: KubeObject[]): Promise<Plan> {
+  const reader = memReader([
+    catsrc(),
+    configMap(),
+    failedJob(),
+    unpackFailedSub('ns-b', 'etcd', 100), // really waits: OLM resolves ns-b and retries after 5m
+    og('ns-b', 'og', { [RETRY]: '5m' }),
+    // ns-d: BundleUnpackFailed written days ago, while it still resolved; OLM has not resolved it since.
+    unpackFailedSub('ns-d', 'redis', 3 * 86400),
+    ...nsD,
+  ]);
+  const observed = await jobConflict.observe({ apiVersion: 'batch/v1', kind: 'Job', namespace: CAT, name: HASH }, reader, octx);
+  return plan(observed!, ctx);
+}
+
+describe('redteam24 W3: a stale BundleUnpackFailed of a namespace OLM no longer resolves does not cancel another namespace\'s retry interval', () => {
+  it('ns-d now has two OperatorGroups ("found 2 operatorGroups, expected 1"): defer to ns-b\'s interval, no delete', async () => {
+    const p = await planFor([og('ns-d', 'og-1'), og('ns-d', 'og-2')]);
+    expect(writes(p)).not.toContain('delete Job/olm/hash');
+    expect(p.kind).toBe('defer');
+  });
+
+  it('ns-d\'s OperatorGroup sets the retry interval as "1d" (Go ParseDuration rejects it: OLM fails ns-d\'s every sync): defer to ns-b\'s interval, no delete', async () => {
+    const p = await planFor([og('ns-d', 'og', { [RETRY]: '1d' })]);
+    expect(writes(p)).not.toContain('delete Job/olm/hash');
+    expect(p.kind).toBe('defer');
+  });
+});

@@ -1,0 +1,82 @@
+/**
+ * Red team 24 (U1; failed on 16a5f40 and before): an UPGRADE blocked by a failed unpack Job is not "waiting" for job-conflict.
+ * Real OLM keeps an installed Subscription at state AtLatestKnown while it resolves and unpacks the
+ * next bundle: ensureSubscriptionCSVState sets AtLatestKnown whenever status.currentCSV exists
+ * (catalog/operator.go v0.46.0:1694-1714, v0.28.0:1547-1566), and a failed unpack only adds
+ * BundleUnpackFailed=True to every Subscription of the namespace (v0.46.0:1399-1467). Only a
+ * successful plan (setIPReference) moves it to UpgradePending. isStuckOnUnpack (plan.ts) returns
+ * false for any AtLatestKnown Subscription, so such a namespace is neither `waiting` nor `unretried`.
+ *
+ * ns-b (retry interval 5m) waits on its OWN broken bundle (red team 22's J1 setting); ns-c (no
+ * interval) is an upgrade blocked by THIS failed Job (OLM v0.26-v0.42: no TTL). OLM retries per
+ * namespace it resolves, with that namespace's interval: ns-c's resolution re-reads the same failed
+ * Job forever (interval 0), ns-b's retries never touch this bundle. job-conflict defers to ns-b's
+ * interval, nudges ns-b once, then noops forever: ns-c's upgrade is never retried.
+ */
+import { describe, expect, it } from 'vitest';
+import { plan, type JobFacts, type Observed } from '../../functions/job-conflict/plan.js';
+import { NO_POLICY, type Plan, type PlanContext } from '../../shared/core/types.js';
+import type { KubeObject } from '../../shared/kube/types.js';
+import { MEDIC } from '../../shared/olm/constants.js';
+import * as olm from '../fixtures/olm-objects.js';
+
+const NOW = new Date('2026-06-01T12:00:00Z');
+const ctx: PlanContext = { now: NOW, options: { marginSeconds: 60 }, policy: NO_POLICY };
+const CAT = 'olm';
+const CATALOG = 'operatorhubio-catalog';
+const IMAGE = 'quay.io/operatorhubio/etcd@sha256:5e9e2a1ed1e3ab0b0f9b4e6f4a8b9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1';
+const ago = (s: number): Date => new Date(NOW.getTime() - s * 1000);
+let rv = 0;
+const k = (o: olm.Obj, uid: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject =>
+  ({ ...o, metadata: { ...o.metadata, uid, resourceVersion: String(++rv), creationTimestamp: olm.rfc3339(ago(86400)), ...extra } }) as KubeObject;
+
+const cm = k(olm.unpackConfigMap({ namespace: CAT, image: IMAGE, catalogSourceName: CATALOG, catalogSourceUid: 'catsrc-1', managedLabel: true }), 'cm-1');
+const failedJob = (() => {
+  const j = olm.unpackJob({ namespace: CAT, image: IMAGE, configMapUid: 'cm-1', olmVersion: 'v0.28.0' });
+  j.status = olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: ago(3000) });
+  return k(j, 'job-1');
+})();
+/** ns-b: a new install waiting on its own broken bundle (nudged after this Job's interval passed). */
+const newInstallB = (nudgedAt?: Date): KubeObject => {
+  const s = olm.subscription({ namespace: 'ns-b', name: 'broken-operator', package: 'broken-operator', source: CATALOG, sourceNamespace: CAT });
+  s.status = olm.subscriptionStatus({ at: ago(3000), conditions: [olm.bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded', at: ago(3000) })] });
+  return k(s, 'sub-ns-b', nudgedAt ? { annotations: { [MEDIC.nudge]: nudgedAt.toISOString() } } : {});
+};
+/** ns-c: etcd v0.9.2 installed; its upgrade to v0.9.4 is blocked by this failed unpack Job. */
+const upgradeC = (): KubeObject => {
+  const s = olm.subscription({ namespace: 'ns-c', name: 'etcd', package: 'etcd', source: CATALOG, sourceNamespace: CAT });
+  s.status = olm.subscriptionStatus({
+    at: ago(3000),
+    currentCSV: 'etcdoperator.v0.9.2',
+    installedCSV: 'etcdoperator.v0.9.2',
+    installPlan: { name: 'install-old01', namespace: 'ns-c', uid: 'ip-old' },
+    state: 'AtLatestKnown',
+    conditions: [olm.bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded', at: ago(3000) })],
+  });
+  return k(s, 'sub-ns-c');
+};
+const facts: JobFacts = { job: failedJob, configMap: cm, configMapInUse: false };
+const observed = (nudgedB?: Date): Observed => ({
+  namespace: CAT,
+  catalogSources: [CATALOG],
+  olmLabelsObjects: true,
+  jobs: [facts],
+  subscribers: [newInstallB(nudgedB), upgradeC()],
+  retryIntervals: { 'ns-b': 300 },
+});
+const said = (p: Plan): string[] => (p.kind === 'act' ? p.actions.map((a) => `${a.verb} ${a.target.kind}/${a.target.namespace ?? ''}/${a.target.name.slice(0, 8)}`) : [`${p.kind}: ${'reason' in p ? p.reason : ''}`]);
+
+describe('redteam24 U1: an upgrade blocked by the failed Job in a namespace without a retry interval', () => {
+  it('is not stranded behind another namespace\'s interval: the Job is deleted (OLM never retries it for ns-c)', () => {
+    expect(said(plan(observed(), ctx))).toContain(`delete Job/${CAT}/${failedJob.metadata.name.slice(0, 8)}`);
+  });
+
+  it('is not left alone forever once ns-b was nudged', () => {
+    expect(said(plan(observed(ago(10)), ctx)).join(' | ')).toContain(`delete Job/${CAT}/${failedJob.metadata.name.slice(0, 8)}`);
+  });
+
+  it('without any retry interval, the Job\'s deletion also nudges the blocked upgrade (else OLM waits for its resync)', () => {
+    const p = plan({ ...observed(), subscribers: [upgradeC()], retryIntervals: {} }, ctx);
+    expect(said(p)).toContain('patch Subscription/ns-c/etcd');
+  });
+});
