@@ -10,7 +10,7 @@
 import type { ResourceTrigger } from '../../shared/events/types.js';
 import type { ObserveContext, RemediationFunction, SweepScope } from '../../shared/core/types.js';
 import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
-import { ANN_UNPACK_RETRY, LABEL_MANAGED, LABEL_UNPACK_REF, V1, V1ALPHA1 } from '../../shared/olm/constants.js';
+import { ANN_UNPACK_RETRY, ANN_UNPACK_TIMEOUT, LABEL_MANAGED, LABEL_UNPACK_REF, V1, V1ALPHA1 } from '../../shared/olm/constants.js';
 import { goDurationSeconds, isUnpackJobName, unpackHash } from '../../shared/olm/olm.js';
 import { collect } from '../../shared/kube/collect.js';
 import { forEachLimited } from '../../shared/core/scheduling.js';
@@ -121,7 +121,9 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
       // then (§1.4); one it cannot parse stops the namespace's resolution too.
       const ann = ogs.length === 1 ? ogs[0]!.metadata.annotations?.[ANN_UNPACK_RETRY] : undefined;
       const retry = goDurationSeconds(ann);
-      if (ogs.length !== 1 || (ann !== undefined && retry === undefined)) unresolved.push(ns);
+      // ... and so does an unpack timeout it cannot parse, read just before (red team 25, T1).
+      const timeout = ogs.length === 1 ? ogs[0]!.metadata.annotations?.[ANN_UNPACK_TIMEOUT] : undefined;
+      if (ogs.length !== 1 || (ann !== undefined && retry === undefined) || (timeout !== undefined && goDurationSeconds(timeout) === undefined)) unresolved.push(ns);
       if (retry !== undefined && retry > 0) retryIntervals[ns] = retry;
     }
     return { subscribers, retryIntervals, unresolved };

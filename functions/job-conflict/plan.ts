@@ -180,18 +180,16 @@ export function decideJob(f: JobFacts, o: Observed, ctx: PlanContext): JobDecisi
     }
     // OLM retries only while resolving a namespace that needs the bundle, reading that namespace's
     // OperatorGroup (§1.4): an annotation on a subscriber namespace that is not waiting retries nothing.
-    const waiting = new Set(o.subscribers.filter(isStuckOnUnpack).map((s) => s.metadata.namespace));
+    const waiting = new Set(o.subscribers.filter(blockedOnUnpack).map((s) => s.metadata.namespace));
     const retrying = Object.keys(o.retryIntervals).filter((ns) => waiting.has(ns));
     // A waiting namespace without an interval gets no retry from OLM (it retries per namespace it
     // resolves, with that namespace's interval): then the Job is deleted as for no interval at all.
     // Only a namespace whose Subscription OLM marked as unpacking counts (OLM sets those conditions
     // only while resolving it): one it never resolves (its resolution fails, two OperatorGroups, a
     // malformed interval) waits on no unpack and must not cancel another's interval (red team 23, W1).
-    // An upgrade blocked by the failed Job stays AtLatestKnown with BundleUnpackFailed (OLM moves it
-    // to UpgradePending only with a plan), so that condition counts whatever the state (red team 24, U1).
-    const unretried = [
-      ...new Set(o.subscribers.filter((s) => !s.metadata.deletionTimestamp && (isTrue(s, 'BundleUnpackFailed') || (isStuckOnUnpack(s) && unpackConditioned(s)))).map((s) => s.metadata.namespace!)),
-    ].filter((ns) => !(ns in o.retryIntervals) && !(o.unresolved ?? []).includes(ns));
+    // OLM's conditions count only before a plan for the next CSV exists (they linger on a Subscription
+    // a resolution updated: red team 25, L1); an upgrade the Job blocks stays AtLatestKnown (U1).
+    const unretried = [...new Set(o.subscribers.filter(marksUnpackWait).map((s) => s.metadata.namespace!))].filter((ns) => !(ns in o.retryIntervals) && !(o.unresolved ?? []).includes(ns));
     if (retrying.length && unretried.length === 0) {
       const failedAt = state.finishedAt ?? now;
       const due = failedAt + Math.min(...retrying.map((ns) => o.retryIntervals[ns]!));
@@ -254,6 +252,30 @@ export function isStuckOnUnpack(sub: KubeObject): boolean {
   return unpackConditioned(sub) || (!st?.installPlanRef && !st?.currentCSV);
 }
 
+/**
+ * Waiting on an unpack as the retry-interval decision sees it: stuck (isStuckOnUnpack), or an
+ * installed CSV's upgrade the failed Job blocks (OLM keeps it AtLatestKnown, with BundleUnpackFailed,
+ * until a plan exists: red team 24 U1, 25 U2).
+ */
+export function blockedOnUnpack(sub: KubeObject): boolean {
+  if (isStuckOnUnpack(sub)) return true;
+  const st = sub.status as { state?: string } | undefined;
+  return !sub.metadata.deletionTimestamp && st?.state === 'AtLatestKnown' && isTrue(sub, 'BundleUnpackFailed');
+}
+
+/**
+ * OLM's own conditions say the Subscription waits on an unpack, in a state where they still mean it:
+ * before a plan for the next CSV exists (no state, UpgradeAvailable) or, for BundleUnpackFailed, an
+ * installed CSV's blocked upgrade (AtLatestKnown). Not once UpgradePending/UpgradeFailed: OLM leaves
+ * both conditions on a Subscription its resolution updated (red team 13 J2, 25 L1).
+ */
+function marksUnpackWait(sub: KubeObject): boolean {
+  if (sub.metadata.deletionTimestamp) return false;
+  const state = (sub.status as { state?: string } | undefined)?.state;
+  const resolving = !state || state === 'UpgradeAvailable';
+  return (isTrue(sub, 'BundleUnpackFailed') && (resolving || state === 'AtLatestKnown')) || (resolving && isTrue(sub, 'BundleUnpacking'));
+}
+
 /** OLM itself says the Subscription waits on an unpack (BundleUnpackFailed, or BundleUnpacking while resolving). */
 function unpackConditioned(sub: KubeObject): boolean {
   const st = sub.status as { state?: string } | undefined;
@@ -308,7 +330,7 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
   if (actions.length) {
     const deleted = actions.filter((a) => a.reason === 'UnpackJobDeleted').map((a) => a.target.name);
     // ... and an upgrade the failed Job blocked (AtLatestKnown with BundleUnpackFailed, red team 24 U1).
-    for (const sub of o.subscribers.filter((s) => isStuckOnUnpack(s) || (!s.metadata.deletionTimestamp && isTrue(s, 'BundleUnpackFailed')))) {
+    for (const sub of o.subscribers.filter(blockedOnUnpack)) {
       actions.push(nudge(sub, ctx.now, `Unpack Job ${deleted.map((n) => n.slice(0, 12) + '…').join(', ')} in ${o.namespace} was removed; touched the Subscription so OLM retries now.`));
     }
     return { kind: 'act', actions, summary: `removed ${deleted.length} stale unpack job(s) in ${o.namespace}` };
