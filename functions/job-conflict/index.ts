@@ -124,7 +124,8 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
       // ... and so does an unpack timeout it cannot parse, read just before (red team 25, T1).
       const timeout = ogs.length === 1 ? ogs[0]!.metadata.annotations?.[ANN_UNPACK_TIMEOUT] : undefined;
       if (ogs.length !== 1 || (ann !== undefined && retry === undefined) || (timeout !== undefined && goDurationSeconds(timeout) === undefined)) unresolved.push(ns);
-      if (retry !== undefined && retry > 0) retryIntervals[ns] = retry;
+      // An interval OLM never reads (the namespace is not resolved) sets no deadline (red team 26, R1).
+      else if (retry !== undefined && retry > 0) retryIntervals[ns] = retry;
     }
     return { subscribers, retryIntervals, unresolved };
   })();

@@ -196,7 +196,9 @@ export function decideJob(f: JobFacts, o: Observed, ctx: PlanContext): JobDecisi
       // OLM creates the retry job itself, but only when it next resolves (its resync: up to ~18 min):
       // once the interval has passed, make it resolve now.
       if (now < due) return { defer: `OLM retries failed unpacks itself: ${retrying.join(', ')} set ${ANN_UNPACK_RETRY}; olm-medic nudges the Subscriptions when the interval has passed`, requeueAfterSeconds: Math.ceil(due - now) };
-      return { nudge: `OLM retries failed unpacks itself (${retrying.join(', ')} set ${ANN_UNPACK_RETRY}) but only when it next resolves`, namespaces: retrying, since: failedAt };
+      // `since` is when the interval passed: a nudge before it (another Job's, inside the interval)
+      // retried nothing and does not count (red team 26, N2/R2).
+      return { nudge: `OLM retries failed unpacks itself (${retrying.join(', ')} set ${ANN_UNPACK_RETRY}) but only when it next resolves`, namespaces: retrying, since: due };
     }
     const ttl = (f.job.spec as JobSpec | undefined)?.ttlSecondsAfterFinished;
     if (ttl !== undefined && state.finishedAt !== undefined && now < state.finishedAt + ttl + margin) {
@@ -341,7 +343,8 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
   }
   if (nudges.length) {
     const subs = o.subscribers.filter((sub) => {
-      if (!isStuckOnUnpack(sub)) return false;
+      // The same Subscriptions the deferral waited for, blocked upgrades included (red team 26, N1).
+      if (!blockedOnUnpack(sub)) return false;
       // The latest failure among the Jobs whose interval has passed (a retry Job's, after the first's).
       const since = nudges.filter((d) => d.namespaces.includes(sub.metadata.namespace!)).map((d) => d.since);
       const nudged = seconds(sub.metadata.annotations?.[MEDIC.nudge]);

@@ -1,0 +1,71 @@
+/**
+ * Red team 26 (N1; failed on ea46e2c): ea46e2c counts an upgrade the failed Job blocks (AtLatestKnown
+ * with BundleUnpackFailed) as waiting (blockedOnUnpack) when deciding to DEFER to the namespace's
+ * bundle-unpack-min-retry-interval, but once that interval had passed, plan()'s nudge branch still
+ * picked the Subscriptions to touch with isStuckOnUnpack, which is false for every AtLatestKnown one.
+ * So the blocked upgrade was deferred and then never nudged: plan() said "already nudged" (it never
+ * was) and OLM retries only at its next resync (v0.46 requeues 5 min after a NEW failure only,
+ * catalog/operator.go v0.46.0:1475-1483; otherwise resyncPeriod 15 min ±20 %, :143).
+ * OLM creates the retry Job only when it resolves the namespace after the interval:
+ * bundle_unpacker.go v0.46.0:741-750 (ensureJob), called from syncResolvingNamespace :1375.
+ */
+import { describe, expect, it } from 'vitest';
+import { plan, type Observed } from '../../functions/job-conflict/plan.js';
+import { NO_POLICY, type Plan, type PlanContext } from '../../shared/core/types.js';
+import type { KubeObject } from '../../shared/kube/types.js';
+import * as olm from '../fixtures/olm-objects.js';
+
+const NOW = new Date('2026-06-01T12:00:00Z');
+const ctx: PlanContext = { now: NOW, options: { marginSeconds: 60 }, policy: NO_POLICY };
+const CAT = 'olm';
+const CATALOG = 'operatorhubio-catalog';
+const IMAGE = 'quay.io/operatorhubio/etcd@sha256:5e9e2a1ed1e3ab0b0f9b4e6f4a8b9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1';
+const HASH = olm.unpackHash(IMAGE);
+const ago = (s: number): Date => new Date(NOW.getTime() - s * 1000);
+let rv = 0;
+const k = (o: olm.Obj, uid: string): KubeObject =>
+  ({ ...o, metadata: { ...o.metadata, uid, resourceVersion: String(++rv), creationTimestamp: olm.rfc3339(ago(86400)) } }) as KubeObject;
+
+const catsrc = (): KubeObject => k(olm.catalogSource({ namespace: CAT, name: CATALOG, image: 'quay.io/operatorhubio/catalog:latest' }), 'catsrc-1');
+const configMap = (): KubeObject => k(olm.unpackConfigMap({ namespace: CAT, image: IMAGE, catalogSourceName: CATALOG, catalogSourceUid: 'catsrc-1', managedLabel: true }), 'cm-1');
+/** OLM v0.28 (no TTL): failed 400 s ago, PAST ns-b's 300 s retry interval. */
+const failedJob = (): KubeObject => {
+  const j = olm.unpackJob({ namespace: CAT, image: IMAGE, configMapUid: 'cm-1', olmVersion: 'v0.28.0' });
+  j.status = olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: ago(400) });
+  return k(j, 'job-1');
+};
+/** ns-b: etcd v0.9.2 installed; its upgrade is blocked by this Job (as red team 25 U2); never nudged. */
+const upgradeB = (): KubeObject => {
+  const s = olm.subscription({ namespace: 'ns-b', name: 'etcd', package: 'etcd', source: CATALOG, sourceNamespace: CAT });
+  s.status = olm.subscriptionStatus({
+    at: ago(400),
+    currentCSV: 'etcdoperator.v0.9.2',
+    installedCSV: 'etcdoperator.v0.9.2',
+    installPlan: { name: 'install-old01', namespace: 'ns-b', uid: 'ip-old' },
+    state: 'AtLatestKnown',
+    conditions: [olm.bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded', at: ago(400) })],
+  });
+  return k(s, 'sub-ns-b');
+};
+const writes = (p: Plan): string[] =>
+  p.kind === 'act' ? p.actions.map((a) => `${a.verb} ${a.target.kind}/${a.target.namespace}/${a.target.name === HASH ? 'hash' : a.target.name}`) : [`${p.kind}: ${'reason' in p ? p.reason : ''}`];
+
+describe("job-conflict: a blocked upgrade deferred to its namespace's retry interval", () => {
+  it('is nudged once the interval has passed (OLM retries only when it next resolves)', () => {
+    const o: Observed = {
+      namespace: CAT,
+      catalogSources: [CATALOG],
+      catalogSourceObjects: [catsrc()],
+      olmLabelsObjects: true,
+      jobs: [{ job: failedJob(), configMap: configMap(), configMapInUse: false }],
+      subscribers: [upgradeB()],
+      retryIntervals: { 'ns-b': 300 },
+    };
+    // Inside the interval (red team 25 U2): deferred.
+    const early = plan({ ...o }, { ...ctx, now: new Date(NOW.getTime() - 200_000) });
+    expect(early.kind).toBe('defer');
+    // Past it: nudge ns-b's Subscription.
+    const p = plan(o, ctx);
+    expect(writes(p), JSON.stringify(p)).toContain('patch Subscription/ns-b/etcd');
+  });
+});
