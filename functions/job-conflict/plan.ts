@@ -42,9 +42,10 @@ export interface Observed {
   /** Subscriber namespaces whose single OperatorGroup sets bundle-unpack-min-retry-interval (§1.4), with the interval in seconds. */
   retryIntervals: Record<string, number>;
   /**
-   * Subscriber namespaces OLM does not resolve at all (not exactly one OperatorGroup, or a retry
-   * interval it cannot parse: syncResolvingNamespace returns before any status write), so their
-   * Subscriptions' unpack conditions are whatever OLM last wrote (red team 24, W3).
+   * Subscriber namespaces OLM does not resolve at all (not exactly one OperatorGroup, or a
+   * bundle-unpack-min-retry-interval or bundle-unpack-timeout it cannot parse:
+   * syncResolvingNamespace returns before any status write), so their Subscriptions' unpack
+   * conditions are whatever OLM last wrote (red team 24 W3, 25 T1). They record no retry interval.
    */
   unresolved?: string[];
   /** The Subscription whose event this is (Subscription-triggered checks). */
@@ -272,19 +273,21 @@ export function blockedOnUnpack(sub: KubeObject): boolean {
  * both conditions on a Subscription its resolution updated (red team 13 J2, 25 L1).
  */
 function marksUnpackWait(sub: KubeObject): boolean {
-  if (sub.metadata.deletionTimestamp) return false;
-  const state = (sub.status as { state?: string } | undefined)?.state;
-  const resolving = !state || state === 'UpgradeAvailable';
-  return (isTrue(sub, 'BundleUnpackFailed') && (resolving || state === 'AtLatestKnown')) || (resolving && isTrue(sub, 'BundleUnpacking'));
+  return !sub.metadata.deletionTimestamp && unpackConditioned(sub, (state) => resolving(state) || state === 'AtLatestKnown');
 }
 
-/** OLM itself says the Subscription waits on an unpack (BundleUnpackFailed, or BundleUnpacking while resolving). */
-function unpackConditioned(sub: KubeObject): boolean {
-  const st = sub.status as { state?: string } | undefined;
-  // BundleUnpacking lingers after resolution too: it counts only before a plan for the next CSV exists
-  // (no state yet, or UpgradeAvailable), not once it is UpgradePending/UpgradeFailed (red team 13, J2).
-  const resolving = !st?.state || st.state === 'UpgradeAvailable';
-  return isTrue(sub, 'BundleUnpackFailed') || (resolving && isTrue(sub, 'BundleUnpacking'));
+/** No plan for the next CSV exists yet: no state, or UpgradeAvailable. */
+const resolving = (state: string | undefined): boolean => !state || state === 'UpgradeAvailable';
+
+/**
+ * OLM itself says the Subscription waits on an unpack: BundleUnpackFailed in a state `failedIn`
+ * accepts, or BundleUnpacking while resolving. BundleUnpacking lingers after resolution too: it
+ * counts only before a plan for the next CSV exists, not once it is UpgradePending/UpgradeFailed
+ * (red team 13, J2).
+ */
+function unpackConditioned(sub: KubeObject, failedIn: (state: string | undefined) => boolean = () => true): boolean {
+  const state = (sub.status as { state?: string } | undefined)?.state;
+  return (isTrue(sub, 'BundleUnpackFailed') && failedIn(state)) || (resolving(state) && isTrue(sub, 'BundleUnpacking'));
 }
 
 function nudge(sub: KubeObject, now: Date, note: string): Action {
