@@ -9,7 +9,7 @@
  */
 import type { ResourceTrigger } from '../../shared/events/types.js';
 import type { ObserveContext, RemediationFunction, SweepScope } from '../../shared/core/types.js';
-import type { KubeObject, ListOptions, Reader, Ref } from '../../shared/kube/types.js';
+import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
 import { ANN_UNPACK_RETRY, ANN_UNPACK_TIMEOUT, LABEL_MANAGED, LABEL_UNPACK_REF, V1, V1ALPHA1 } from '../../shared/olm/constants.js';
 import { goDurationSeconds, isUnpackJobName, unpackHash } from '../../shared/olm/olm.js';
 import { collect } from '../../shared/kube/collect.js';
@@ -88,10 +88,6 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
   // Cheap first pass with no further reads: stop here when every job is certainly fine.
   const optimistic = { ...base, catalogSources: ['?'], olmLabelsObjects: true };
   if (facts.every((f) => 'skip' in decideJob(f, optimistic, ctx))) return base;
-  // The cluster-wide lists below are shared with concurrent stuck reconciles (a burst). With the
-  // event's Subscription as read live just now, one already running may be read from its start if
-  // it provably started after that Subscription was written (shared-lists.ts).
-  const shared = { shared: true, ...(subscription ? { sharedAfter: { apiVersion: V1ALPHA1, kind: 'Subscription', resourceVersion: subscription.metadata.resourceVersion } } : {}) };
 
   // The reads below do not depend on one another: run them side by side (a heal under load waits
   // for the slowest, not for their sum).
@@ -103,7 +99,7 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
     // Filtered while streaming the (paginated) list: only this catalog's subscribers are kept in memory.
     // Shared with concurrent stuck reconciles (a burst): read through, nothing awaited in the loop.
     const subscribers: KubeObject[] = [];
-    for await (const s of read.list(V1ALPHA1, 'Subscription', shared)) {
+    for await (const s of read.list(V1ALPHA1, 'Subscription', { shared: true })) {
       if ((s.spec as { sourceNamespace?: string } | undefined)?.sourceNamespace === namespace) subscribers.push(s);
     }
     const retryIntervals: Record<string, number> = {};
@@ -111,7 +107,7 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
     const groups = new Map<string, KubeObject[]>();
     if (namespaces.size > PER_NAMESPACE_OPERATOR_GROUP_LISTS) {
       // A global catalog has subscribers in many namespaces: one (shared) cluster-wide list.
-      for await (const og of read.list(V1, 'OperatorGroup', shared)) {
+      for await (const og of read.list(V1, 'OperatorGroup', { shared: true })) {
         const ns = og.metadata.namespace!;
         if (namespaces.has(ns)) groups.set(ns, [...(groups.get(ns) ?? []), og]);
       }
@@ -148,7 +144,7 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
     dependents = all;
   })();
   // Failed Jobs (including any the cascade adds, whose ConfigMap is the first one's) need the InstallPlans.
-  const plans = facts.some((f) => jobState(f.job).kind === 'failed') ? installPlanFacts(read, namespace, shared) : undefined;
+  const plans = facts.some((f) => jobState(f.job).kind === 'failed') ? installPlanFacts(read, namespace) : undefined;
   // One Promise.all for all of them: a failure of one never leaves another's rejection unhandled.
   const [{ catalogSourceObjects, olmLabelsObjects }, { subscribers, retryIntervals, unresolved }, , p] = await Promise.all([catalogFacts, subscriberFacts, cascade, plans]);
   const catalogSources = catalogSourceObjects.map((c) => c.metadata.name);
@@ -203,10 +199,10 @@ interface BundleLookup {
  * installing still references (§1.6), and (OLM <= v0.24) plans holding a failed lookup of a bundle
  * unpacked in `namespace`, by unpack hash.
  */
-async function installPlanFacts(read: Reader, namespace: string, shared: ListOptions): Promise<{ inUse: Set<string>; legacyFailed: Record<string, string[]> }> {
+async function installPlanFacts(read: Reader, namespace: string): Promise<{ inUse: Set<string>; legacyFailed: Record<string, string[]> }> {
   const used = new Set<string>();
   const legacyFailed: Record<string, string[]> = {};
-  for await (const ip of read.list(V1ALPHA1, 'InstallPlan', shared)) {
+  for await (const ip of read.list(V1ALPHA1, 'InstallPlan', { shared: true })) {
     const st = ip.status as { phase?: string; plan?: { resource?: { manifest?: string } }[]; bundleLookups?: BundleLookup[] } | undefined;
     for (const l of st?.bundleLookups ?? []) {
       const failed = st?.phase === 'Failed' || l.conditions?.some((c) => c.type === 'BundleLookupFailed' && c.status === 'True');

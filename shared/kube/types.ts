@@ -51,12 +51,6 @@ export interface ListOptions {
    */
   shared?: boolean;
   /**
-   * With `shared`: the caller's own object as it read it live (e.g. the Subscription its event
-   * names). A shared list already running may then be read from its first item, if it provably
-   * started after that object was written at that resourceVersion (shared-lists.ts).
-   */
-  sharedAfter?: VersionedRef;
-  /**
    * Only the items' metadata (the apiserver's PartialObjectMetadataList): much smaller pages for a
    * caller that reads nothing else. Items still carry the asked apiVersion/kind.
    */

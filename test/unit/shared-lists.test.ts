@@ -1,11 +1,55 @@
 /** shared-lists.ts: concurrent callers of the same list share one read, never one that started before they asked. */
 import { describe, expect, it } from 'vitest';
 import { shareLists } from '../../shared/kube/shared-lists.js';
-import type { KubeObject, Reader } from '../../shared/kube/types.js';
-import { manualReader } from '../support/manual-reader.js';
+import type { KubeObject, ListOptions, Reader, Ref } from '../../shared/kube/types.js';
 
 const obj = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'n' } });
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
+
+/** A reader whose lists are fed by hand: each list() call is one "apiserver list", recorded with the time it started. */
+function manualReader() {
+  const lists: { opts: ListOptions; startedAt: number; push(o: KubeObject): void; end(error?: Error): void; returned: boolean }[] = [];
+  let clock = 0;
+  const reader: Reader = {
+    async get(_ref: Ref) {
+      return undefined;
+    },
+    list<T extends KubeObject>(_apiVersion: string, _kind: string, opts: ListOptions = {}): AsyncIterable<T> {
+      const queue: (KubeObject | { end: true; error?: Error })[] = [];
+      let wake: (() => void) | undefined;
+      const rec = {
+        opts,
+        startedAt: clock++,
+        returned: false,
+        push(o: KubeObject) {
+          queue.push(o);
+          wake?.();
+        },
+        end(error?: Error) {
+          queue.push({ end: true, ...(error ? { error } : {}) });
+          wake?.();
+        },
+      };
+      lists.push(rec);
+      return (async function* () {
+        try {
+          for (;;) {
+            while (queue.length === 0) await new Promise<void>((r) => (wake = r));
+            const x = queue.shift()!;
+            if ('end' in x) {
+              if (x.error) throw x.error;
+              return;
+            }
+            yield x as T;
+          }
+        } finally {
+          rec.returned = true;
+        }
+      })();
+    },
+  };
+  return { reader, lists, now: () => clock++ };
+}
 
 async function drain(it: AsyncIterable<KubeObject>): Promise<string[]> {
   const out: string[] = [];
