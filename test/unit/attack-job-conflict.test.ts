@@ -11,51 +11,14 @@ import { describe, expect, it } from 'vitest';
 import { jobConflict } from '../../functions/job-conflict/index.js';
 import { plan, type Observed } from '../../functions/job-conflict/plan.js';
 import { policyRefusal } from '../../shared/core/policy.js';
-import { NO_POLICY, type Action, type PlanContext } from '../../shared/core/types.js';
-import type { KubeObject, ListOptions, Reader, Ref } from '../../shared/kube/types.js';
+import { NO_POLICY, type Action } from '../../shared/core/types.js';
+import type { KubeObject } from '../../shared/kube/types.js';
 import * as olm from '../fixtures/olm-objects.js';
+import { CAT, CATALOG, HASH, IMAGE, memReader, scene } from '../support/job-conflict-scene.js';
 
 const NOW = new Date('2026-06-01T12:00:00Z');
-const ctx: PlanContext = { now: NOW, options: { marginSeconds: 60 }, policy: NO_POLICY };
-const octx = { ...ctx, clock: () => NOW };
-const CAT = 'olm';
-const CATALOG = 'operatorhubio-catalog';
-const IMAGE = 'quay.io/operatorhubio/etcd@sha256:5e9e2a1ed1e3ab0b0f9b4e6f4a8b9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1';
-const HASH = olm.unpackHash(IMAGE);
-const ago = (s: number): Date => new Date(NOW.getTime() - s * 1000);
+const { ago, k, catsrc, configMap, ctx, octx } = scene(NOW);
 
-let rv = 0;
-function k(o: olm.Obj, uid: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject {
-  return { ...o, metadata: { ...o.metadata, uid, resourceVersion: String(++rv), creationTimestamp: olm.rfc3339(ago(86400)), ...extra } } as KubeObject;
-}
-
-/** An in-memory Reader: get by identity, list by kind, namespace and a simple label selector. */
-function memReader(objects: KubeObject[]): Reader {
-  const matches = (o: KubeObject, sel?: string): boolean =>
-    !sel ||
-    sel.split(',').every((term) => {
-      const [key, val] = term.split('=');
-      const v = o.metadata.labels?.[key!];
-      return val === undefined ? v !== undefined : v === val;
-    });
-  return {
-    get: (async (ref: Ref) =>
-      objects.find((o) => o.apiVersion === ref.apiVersion && o.kind === ref.kind && o.metadata.name === ref.name && (o.metadata.namespace ?? '') === (ref.namespace ?? ''))) as Reader['get'],
-    list: ((apiVersion: string, kind: string, opts: ListOptions = {}) =>
-      (async function* () {
-        for (const o of objects) {
-          if (o.apiVersion !== apiVersion || o.kind !== kind) continue;
-          if (opts.namespace && o.metadata.namespace !== opts.namespace) continue;
-          if (!matches(o, opts.labelSelector)) continue;
-          yield o;
-        }
-      })()) as Reader['list'],
-  };
-}
-
-const catsrc = (annotations?: Record<string, string>): KubeObject =>
-  k(olm.catalogSource({ namespace: CAT, name: CATALOG, image: 'quay.io/operatorhubio/catalog:latest', ...(annotations ? { annotations } : {}) }), 'catsrc-1');
-const configMap = (): KubeObject => k(olm.unpackConfigMap({ namespace: CAT, image: IMAGE, catalogSourceName: CATALOG, catalogSourceUid: 'catsrc-1' }), 'cm-1');
 const failedJob = (): KubeObject => {
   const j = olm.unpackJob({ namespace: CAT, image: IMAGE, configMapUid: 'cm-1' });
   j.status = olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: ago(3600) });

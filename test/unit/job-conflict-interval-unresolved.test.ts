@@ -13,46 +13,16 @@ import { describe, expect, it } from 'vitest';
 import { jobConflict } from '../../functions/job-conflict/index.js';
 import { plan } from '../../functions/job-conflict/plan.js';
 import { NO_POLICY, type Plan, type PlanContext } from '../../shared/core/types.js';
-import type { KubeObject, ListOptions, Reader, Ref } from '../../shared/kube/types.js';
+import type { KubeObject } from '../../shared/kube/types.js';
 import { MEDIC } from '../../shared/olm/constants.js';
 import * as olm from '../fixtures/olm-objects.js';
+import { CAT, CATALOG, HASH, IMAGE, memReader, scene, writes } from '../support/job-conflict-scene.js';
 
 const T0 = new Date('2026-06-01T12:00:00Z'); // the Job's failure
 const at = (s: number): Date => new Date(T0.getTime() + s * 1000);
 const ctxAt = (s: number): PlanContext => ({ now: at(s), options: { marginSeconds: 60 }, policy: NO_POLICY });
-const CAT = 'olm';
-const CATALOG = 'operatorhubio-catalog';
-const IMAGE = 'quay.io/operatorhubio/etcd@sha256:5e9e2a1ed1e3ab0b0f9b4e6f4a8b9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1';
-const HASH = olm.unpackHash(IMAGE);
-let rv = 0;
-const k = (o: olm.Obj, uid: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject =>
-  ({ ...o, metadata: { ...o.metadata, uid, resourceVersion: String(++rv), creationTimestamp: olm.rfc3339(at(-86400)), ...extra } }) as KubeObject;
+const { k, catsrc, configMap } = scene(T0);
 
-function memReader(objects: KubeObject[]): Reader {
-  const matches = (o: KubeObject, sel?: string): boolean =>
-    !sel ||
-    sel.split(',').every((term) => {
-      const [key, val] = term.split('=');
-      const v = o.metadata.labels?.[key!];
-      return val === undefined ? v !== undefined : v === val;
-    });
-  return {
-    get: (async (ref: Ref) =>
-      objects.find((o) => o.apiVersion === ref.apiVersion && o.kind === ref.kind && o.metadata.name === ref.name && (o.metadata.namespace ?? '') === (ref.namespace ?? ''))) as Reader['get'],
-    list: ((apiVersion: string, kind: string, opts: ListOptions = {}) =>
-      (async function* () {
-        for (const o of objects) {
-          if (o.apiVersion !== apiVersion || o.kind !== kind) continue;
-          if (opts.namespace && o.metadata.namespace !== opts.namespace) continue;
-          if (!matches(o, opts.labelSelector)) continue;
-          yield o;
-        }
-      })()) as Reader['list'],
-  };
-}
-
-const catsrc = (): KubeObject => k(olm.catalogSource({ namespace: CAT, name: CATALOG, image: 'quay.io/operatorhubio/catalog:latest' }), 'catsrc-1');
-const configMap = (): KubeObject => k(olm.unpackConfigMap({ namespace: CAT, image: IMAGE, catalogSourceName: CATALOG, catalogSourceUid: 'catsrc-1', managedLabel: true }), 'cm-1');
 /** OLM v0.28 (no TTL): failed at T0. */
 const failedJob = (): KubeObject => {
   const j = olm.unpackJob({ namespace: CAT, image: IMAGE, configMapUid: 'cm-1', olmVersion: 'v0.28.0' });
@@ -76,8 +46,6 @@ const world = (nudgedAt?: Date): KubeObject[] => [
   waitingSub('ns-d', 'etcd', nudgedAt),
   og('ns-d', { 'operatorframework.io/bundle-unpack-min-retry-interval': '30m' }),
 ];
-const writes = (p: Plan): string[] =>
-  p.kind === 'act' ? p.actions.map((a) => `${a.verb} ${a.target.kind}/${a.target.namespace}/${a.target.name === HASH ? 'hash' : a.target.name}`) : [`${p.kind}`];
 const run = async (s: number, objects: KubeObject[]): Promise<Plan> => {
   const c = ctxAt(s);
   const observed = await jobConflict.observe({ apiVersion: 'batch/v1', kind: 'Job', namespace: CAT, name: HASH }, memReader(objects), { ...c, clock: () => c.now } as never);

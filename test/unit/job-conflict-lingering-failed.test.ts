@@ -16,23 +16,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { plan, type Observed } from '../../functions/job-conflict/plan.js';
-import { NO_POLICY, type Plan, type PlanContext } from '../../shared/core/types.js';
 import type { KubeObject } from '../../shared/kube/types.js';
 import * as olm from '../fixtures/olm-objects.js';
+import { CAT, CATALOG, IMAGE, scene, writes } from '../support/job-conflict-scene.js';
 
 const NOW = new Date('2026-06-01T12:00:00Z');
-const ctx: PlanContext = { now: NOW, options: { marginSeconds: 60 }, policy: NO_POLICY };
-const CAT = 'olm';
-const CATALOG = 'operatorhubio-catalog';
-const IMAGE = 'quay.io/operatorhubio/etcd@sha256:5e9e2a1ed1e3ab0b0f9b4e6f4a8b9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1';
-const HASH = olm.unpackHash(IMAGE);
-const ago = (s: number): Date => new Date(NOW.getTime() - s * 1000);
-let rv = 0;
-const k = (o: olm.Obj, uid: string): KubeObject =>
-  ({ ...o, metadata: { ...o.metadata, uid, resourceVersion: String(++rv), creationTimestamp: olm.rfc3339(ago(86400)) } }) as KubeObject;
+const { ago, k, catsrc, configMap, ctx } = scene(NOW);
 
-const catsrc = (): KubeObject => k(olm.catalogSource({ namespace: CAT, name: CATALOG, image: 'quay.io/operatorhubio/catalog:latest' }), 'catsrc-1');
-const configMap = (): KubeObject => k(olm.unpackConfigMap({ namespace: CAT, image: IMAGE, catalogSourceName: CATALOG, catalogSourceUid: 'catsrc-1', managedLabel: true }), 'cm-1');
 /** OLM v0.26-v0.42 (no TTL): ns-b's bundle, failed 100 s ago, inside ns-b's 300 s retry interval. */
 const failedJob = (): KubeObject => {
   const j = olm.unpackJob({ namespace: CAT, image: IMAGE, configMapUid: 'cm-1' });
@@ -62,8 +52,6 @@ const pendingApprovalC = (): KubeObject => {
   });
   return k(s, 'sub-ns-c');
 };
-const writes = (p: Plan): string[] =>
-  p.kind === 'act' ? p.actions.map((a) => `${a.verb} ${a.target.kind}/${a.target.namespace}/${a.target.name === HASH ? 'hash' : a.target.name}`) : [`${p.kind}`];
 
 describe('redteam25 L1: a BundleUnpackFailed lingering on a Subscription whose InstallPlan exists', () => {
   const o = (): Observed => ({

@@ -8,22 +8,16 @@
  */
 import { describe, expect, it } from 'vitest';
 import { plan, type JobFacts, type Observed } from '../../functions/job-conflict/plan.js';
-import { NO_POLICY, type Plan, type PlanContext } from '../../shared/core/types.js';
+import type { Plan } from '../../shared/core/types.js';
 import type { KubeObject } from '../../shared/kube/types.js';
 import { MEDIC } from '../../shared/olm/constants.js';
 import * as olm from '../fixtures/olm-objects.js';
+import { CAT, CATALOG, IMAGE, scene } from '../support/job-conflict-scene.js';
 
 const NOW = new Date('2025-06-01T12:00:00Z');
-const ctx: PlanContext = { now: NOW, options: { marginSeconds: 60 }, policy: NO_POLICY };
-const CAT = 'olm';
-const CATALOG = 'operatorhubio-catalog';
-const IMAGE = 'quay.io/operatorhubio/etcd@sha256:5e9e2a1ed1e3ab0b0f9b4e6f4a8b9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1';
-const ago = (s: number): Date => new Date(NOW.getTime() - s * 1000);
-let rv = 0;
-const k = (o: olm.Obj, uid: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject =>
-  ({ ...o, metadata: { ...o.metadata, uid, resourceVersion: String(++rv), creationTimestamp: olm.rfc3339(ago(86400)), ...extra } }) as KubeObject;
+const { ago, k, configMap, ctx } = scene(NOW);
 
-const cm = k(olm.unpackConfigMap({ namespace: CAT, image: IMAGE, catalogSourceName: CATALOG, catalogSourceUid: 'catsrc-1', managedLabel: true }), 'cm-1');
+const cm = configMap();
 const failedJob = (() => {
   const j = olm.unpackJob({ namespace: CAT, image: IMAGE, configMapUid: 'cm-1', variant: 'current' });
   j.status = olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: ago(3000) });

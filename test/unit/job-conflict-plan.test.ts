@@ -8,16 +8,14 @@ import { configMapOwner, plan, type JobFacts, type Observed } from '../../functi
 import { NO_POLICY, type Action, type Plan, type PlanContext } from '../../shared/core/types.js';
 import type { KubeObject } from '../../shared/kube/types.js';
 import * as olm from '../fixtures/olm-objects.js';
+import { CAT, CATALOG, HASH, IMAGE } from '../support/job-conflict-scene.js';
 
 const NOW = new Date('2025-06-01T12:00:00Z');
 const ctx: PlanContext = { now: NOW, options: { marginSeconds: 60 }, policy: NO_POLICY };
-const CAT = 'olm';
-const CATALOG = 'operatorhubio-catalog';
-const IMAGE = 'quay.io/operatorhubio/etcd@sha256:5e9e2a1ed1e3ab0b0f9b4e6f4a8b9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1';
-const HASH = olm.unpackHash(IMAGE);
 const RETRY = olm.unpackRetryJobName(IMAGE, 'xk2vb');
 const ago = (s: number): Date => new Date(NOW.getTime() - s * 1000);
 
+// Not the shared scene's k(): apply() below stamps patched Subscriptions from the same counter.
 let rv = 0;
 function k(o: olm.Obj, uid: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject {
   return { ...o, metadata: { ...o.metadata, uid, resourceVersion: String(++rv), creationTimestamp: olm.rfc3339(ago(86400)), ...extra } } as KubeObject;

@@ -1,0 +1,65 @@
+/**
+ * Test support: the scaffolding of job-conflict scenes (test/unit/job-conflict-*.test.ts,
+ * attack-job-conflict.test.ts). One catalog namespace (CAT) with one CatalogSource (CATALOG, uid
+ * catsrc-1) and the unpack ConfigMap (uid cm-1) of one bundle image (IMAGE, whose unpack Job is
+ * named HASH), an in-memory Reader, and builders stamped relative to each file's own NOW.
+ */
+import { NO_POLICY, type ObserveContext, type Plan, type PlanContext } from '../../shared/core/types.js';
+import type { KubeObject, ListOptions, Reader, Ref } from '../../shared/kube/types.js';
+import * as olm from '../fixtures/olm-objects.js';
+
+export const CAT = 'olm';
+export const CATALOG = 'operatorhubio-catalog';
+export const IMAGE = 'quay.io/operatorhubio/etcd@sha256:5e9e2a1ed1e3ab0b0f9b4e6f4a8b9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1';
+export const HASH = olm.unpackHash(IMAGE);
+
+/** An in-memory Reader: get by identity, list by kind, namespace and a simple label selector. */
+export function memReader(objects: KubeObject[]): Reader {
+  const matches = (o: KubeObject, sel?: string): boolean =>
+    !sel ||
+    sel.split(',').every((term) => {
+      const [key, val] = term.split('=');
+      const v = o.metadata.labels?.[key!];
+      return val === undefined ? v !== undefined : v === val;
+    });
+  return {
+    get: (async (ref: Ref) =>
+      objects.find((o) => o.apiVersion === ref.apiVersion && o.kind === ref.kind && o.metadata.name === ref.name && (o.metadata.namespace ?? '') === (ref.namespace ?? ''))) as Reader['get'],
+    list: ((apiVersion: string, kind: string, opts: ListOptions = {}) =>
+      (async function* () {
+        for (const o of objects) {
+          if (o.apiVersion !== apiVersion || o.kind !== kind) continue;
+          if (opts.namespace && o.metadata.namespace !== opts.namespace) continue;
+          if (!matches(o, opts.labelSelector)) continue;
+          yield o;
+        }
+      })()) as Reader['list'],
+  };
+}
+
+/**
+ * The builders of one scene at `now` (one per test file: its own resourceVersion counter).
+ *   ago(s)          `now` minus s seconds;
+ *   k(o, uid, ...)  stamps uid, the next resourceVersion, a creationTimestamp a day before `now`, then `extra`;
+ *   catsrc()        the CatalogSource (optionally with annotations), configMap() its unpack ConfigMap of IMAGE;
+ *   og(ns, name)    an OperatorGroup, uid og-<ns>-<name>;
+ *   ctx / octx      plan()'s context at `now` (margin 60 s, no policy) / observe()'s, whose clock reads `now`.
+ */
+export function scene(now: Date) {
+  const ago = (s: number): Date => new Date(now.getTime() - s * 1000);
+  let rv = 0;
+  const k = (o: olm.Obj, uid: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject =>
+    ({ ...o, metadata: { ...o.metadata, uid, resourceVersion: String(++rv), creationTimestamp: olm.rfc3339(ago(86400)), ...extra } }) as KubeObject;
+  const catsrc = (annotations?: Record<string, string>): KubeObject =>
+    k(olm.catalogSource({ namespace: CAT, name: CATALOG, image: 'quay.io/operatorhubio/catalog:latest', ...(annotations ? { annotations } : {}) }), 'catsrc-1');
+  const configMap = (): KubeObject => k(olm.unpackConfigMap({ namespace: CAT, image: IMAGE, catalogSourceName: CATALOG, catalogSourceUid: 'catsrc-1', managedLabel: true }), 'cm-1');
+  const og = (ns: string, name: string, annotations?: Record<string, string>): KubeObject =>
+    k(olm.operatorGroup({ namespace: ns, name, ...(annotations ? { annotations } : {}) }), `og-${ns}-${name}`);
+  const ctx: PlanContext = { now, options: { marginSeconds: 60 }, policy: NO_POLICY };
+  const octx: ObserveContext = { ...ctx, clock: () => now };
+  return { ago, k, catsrc, configMap, og, ctx, octx };
+}
+
+/** A plan's writes as `verb Kind/namespace/name` (the unpack Job's or ConfigMap's name as `hash`); any other plan as its kind. */
+export const writes = (p: Plan): string[] =>
+  p.kind === 'act' ? p.actions.map((a) => `${a.verb} ${a.target.kind}/${a.target.namespace}/${a.target.name === HASH ? 'hash' : a.target.name}`) : [`${p.kind}`];
