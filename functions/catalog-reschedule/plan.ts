@@ -7,7 +7,7 @@
  * Ready node; never a pod that is not provably the CatalogSource's serving pod.
  */
 import type { Action, Plan, PlanContext, Target } from '../../shared/core/types.js';
-import { target } from '../../shared/core/types.js';
+import { soonest, target } from '../../shared/core/types.js';
 import type { KubeObject } from '../../shared/kube/types.js';
 import { LABEL_CATALOG_SOURCE, V1ALPHA1 } from '../../shared/olm/constants.js';
 import { condition, seconds } from '../../shared/olm/olm.js';
@@ -161,8 +161,8 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
   if (actions.length) {
     // The pods still inside their fence (or handed to OLM) are looked at again when due, whatever
     // becomes of these deletes (policy may refuse every one of them).
-    const again = [...waits, ...(defer ? [defer.wait] : [])];
-    return { kind: 'act', actions, summary: `force-deleted ${actions.length} catalog pod(s) on ${o.nodeName}`, ...(again.length ? { othersRecheckAfterSeconds: Math.min(...again) } : {}) };
+    const again = soonest([...waits, defer?.wait]);
+    return { kind: 'act', actions, summary: `force-deleted ${actions.length} catalog pod(s) on ${o.nodeName}`, ...(again ? { othersRecheckAfterSeconds: again } : {}) };
   }
   if (defer) return { kind: 'defer', reason: 'DeferredToOlm', note: defer.note, regarding: target(defer.pod), requeueAfterSeconds: defer.wait };
   if (waits.length) return { kind: 'requeue', afterSeconds: Math.min(...waits), reason: 'inside the node-loss fence' };

@@ -5,7 +5,7 @@
  * nudge the stuck Subscriptions so OLM resolves again at once. Defer where OLM cleans up itself.
  */
 import type { Action, Guard, Plan, PlanContext, Target } from '../../shared/core/types.js';
-import { target } from '../../shared/core/types.js';
+import { soonest, target } from '../../shared/core/types.js';
 import type { KubeObject, OwnerReference } from '../../shared/kube/types.js';
 import { ANN_UNPACK_RETRY, LABEL_MANAGED, LABEL_UNPACK_REF, MEDIC, V1ALPHA1 } from '../../shared/olm/constants.js';
 import { condition, isTrue, isUnpackJobName, jobBelongsToConfigMap, seconds } from '../../shared/olm/olm.js';
@@ -361,9 +361,9 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
   }
   if (defers.length) {
     // The soonest re-check among them (each Job's own interval or TTL).
-    const again = defers.map((d) => d.requeueAfterSeconds).filter((s): s is number => Boolean(s));
+    const again = soonest(defers.map((d) => d.requeueAfterSeconds));
     const d = defers[0]!;
-    return { kind: 'defer', reason: 'DeferredToOlm', note: d.note, regarding: d.regarding, ...(again.length ? { requeueAfterSeconds: Math.min(...again) } : {}) };
+    return { kind: 'defer', reason: 'DeferredToOlm', note: d.note, regarding: d.regarding, ...(again ? { requeueAfterSeconds: again } : {}) };
   }
   if (waits.length) return { kind: 'requeue', afterSeconds: Math.min(...waits), reason: 'unpack job still running within its deadline' };
   const owed = o.subscription && nudgeOwed(o.subscription, o, ctx);

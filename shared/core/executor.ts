@@ -14,7 +14,7 @@ import { resourceFor, resourcePath } from '../kube/resources.js';
 import { InvalidValue } from '../kube/validate.js';
 import { ActionBudget, policyRefusal, type Policy, type Refusal } from './policy.js';
 import type { Recorder } from './recorder.js';
-import type { Action, Plan } from './types.js';
+import { soonest, type Action, type Plan } from './types.js';
 
 export interface ExecutorDeps {
   writer: Writer;
@@ -175,13 +175,13 @@ export function createExecutor(deps: ExecutorDeps) {
     const status = results.some((r) => r.result === 'done') ? 'acted' : 'dry-run';
     const kept = skipped.length ? `; refused by policy: ${skipped.map(({ action }) => refString(action.target)).join(', ')}` : '';
     // A simulated write changes nothing to look at again: a dry run keeps only the others' re-check.
-    const again = [status === 'acted' ? plan.requeueAfterSeconds : undefined, plan.othersRecheckAfterSeconds].filter((s): s is number => Boolean(s));
+    const again = soonest([status === 'acted' ? plan.requeueAfterSeconds : undefined, plan.othersRecheckAfterSeconds]);
     return {
       ...base,
       status,
       reason: `${plan.summary}${kept}`,
       actions: results,
-      ...(again.length ? { requeueAfterSeconds: Math.min(...again) } : {}),
+      ...(again ? { requeueAfterSeconds: again } : {}),
     };
   }
 }

@@ -276,6 +276,12 @@ export interface RemediationFunction<O = unknown> {
 
 export type AnyFunction = RemediationFunction<any>;
 
+/** The soonest of the re-checks given, in seconds (undefined or 0: none), or undefined if there is none. */
+export function soonest(seconds: readonly (number | undefined)[]): number | undefined {
+  const due = seconds.filter((s): s is number => Boolean(s));
+  return due.length ? Math.min(...due) : undefined;
+}
+
 export function target(obj: KubeObject): Target {
   const m = obj.metadata;
   return {
