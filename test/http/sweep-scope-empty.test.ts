@@ -6,42 +6,10 @@
  * answered 200; and `{"functions":[]}` swept nothing, answered 200 forever. Both are 400s now.
  */
 import { describe, expect, it } from 'vitest';
-import { createServer, type RequestListener } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { allFunctions } from '../../functions/index.js';
-import type { Reader } from '../../shared/kube/types.js';
-import { testEngine, twoDoors } from '../support/doors.js';
+import { listRecorder, postSweep as post, testEngine, twoDoors } from '../support/doors.js';
 
-const lists: { what: string; namespace?: string }[] = [];
-const reader = {
-  get: async () => undefined,
-  list: (apiVersion: string, kind: string, opts: { namespace?: string } = {}) => {
-    lists.push({ what: `${apiVersion}/${kind}`, ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}) });
-    return { async *[Symbol.asyncIterator]() {} };
-  },
-} as unknown as Reader;
-
-async function post(listener: RequestListener, body: string): Promise<{ status: number; text: string }> {
-  const srv = createServer(listener).listen(0);
-  await new Promise((r) => srv.once('listening', r));
-  try {
-    const res = await fetch(`http://127.0.0.1:${(srv.address() as AddressInfo).port}/`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'ce-specversion': '1.0',
-        'ce-id': 'ping-1',
-        'ce-source': '/apis/v1/namespaces/olm-medic/pingsources/sweep',
-        'ce-type': 'dev.knative.sources.ping',
-      },
-      body,
-    });
-    return { status: res.status, text: await res.text() };
-  } finally {
-    srv.closeAllConnections();
-    srv.close();
-  }
-}
+const { reader, lists } = listRecorder();
 
 describe('RT18b-S1 a sweep event scoped to namespace "" is not widened to the whole cluster', () => {
   it.each(['front', 'app'] as const)('%s door: {"namespace":""} is a 400 naming data.namespace (as the CLI refuses --namespace ""), not a cluster-wide sweep', async (door) => {

@@ -5,43 +5,13 @@
  * ever runs: the durable fallback the README relies on silently never happens.
  */
 import { describe, expect, it } from 'vitest';
-import { createServer, type RequestListener } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { allFunctions } from '../../functions/index.js';
 import type { Reader } from '../../shared/kube/types.js';
 import { withAdmission } from '../../shared/http/admission.js';
 import { BadRequest, type SweepTrigger } from '../../shared/events/types.js';
-import { testEngine, twoDoors } from '../support/doors.js';
+import { listRecorder, postSweep as post, testEngine, twoDoors } from '../support/doors.js';
 
-const lists: string[] = [];
-const reader = {
-  get: async () => undefined,
-  list: (apiVersion: string, kind: string) => {
-    lists.push(`${apiVersion}/${kind}`);
-    return { async *[Symbol.asyncIterator]() {} };
-  },
-} as unknown as Reader;
-
-async function post(listener: RequestListener, body: string): Promise<{ status: number; text: string }> {
-  const srv = createServer(listener).listen(0);
-  await new Promise((r) => srv.once('listening', r));
-  try {
-    const res = await fetch(`http://127.0.0.1:${(srv.address() as AddressInfo).port}/`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'ce-specversion': '1.0',
-        'ce-id': 'ping-1',
-        'ce-source': '/apis/v1/namespaces/olm-medic/pingsources/sweep',
-        'ce-type': 'dev.knative.sources.ping',
-      },
-      body,
-    });
-    return { status: res.status, text: await res.text() };
-  } finally {
-    srv.close();
-  }
-}
+const { reader, lists } = listRecorder();
 
 describe('RT15-S1 a sweep scope naming no known function', () => {
   it.each(['front', 'app'] as const)('%s door: {"functions":["job-conflct"]} (a typo) is a 4xx naming the unknown function, not a 200 that sweeps nothing', async (door) => {

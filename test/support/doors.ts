@@ -87,3 +87,40 @@ export const planReporter = (async (f: string, p: { kind: string; reason: string
 /** A reference-mode update event of ConfigMap ns/`name`, for engine.handle. */
 export const configMapUpdate = (name: string, id = name): never =>
   ({ kind: 'resource', verb: 'update', mode: 'reference', ref: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name }, meta: { id, source: 's', type: 'dev.knative.apiserver.ref.update' } }) as never;
+
+/** A Reader that finds nothing and records every list it is asked for (kind, and namespace if any). */
+export function listRecorder(): { reader: Reader; lists: { what: string; namespace?: string }[] } {
+  const lists: { what: string; namespace?: string }[] = [];
+  const reader = {
+    get: async () => undefined,
+    list: (apiVersion: string, kind: string, opts: { namespace?: string } = {}) => {
+      lists.push({ what: `${apiVersion}/${kind}`, ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}) });
+      return { async *[Symbol.asyncIterator]() {} };
+    },
+  } as unknown as Reader;
+  return { reader, lists };
+}
+
+/** POSTs a PingSource sweep event with `body` as its data to a server running `listener`, then closes it. */
+export async function postSweep(listener: RequestListener, body: string): Promise<{ status: number; text: string }> {
+  const { createServer } = await import('node:http');
+  const srv = createServer(listener).listen(0, '127.0.0.1');
+  await new Promise((r) => srv.once('listening', r));
+  try {
+    const res = await fetch(`http://127.0.0.1:${(srv.address() as { port: number }).port}/`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'ce-specversion': '1.0',
+        'ce-id': 'ping-1',
+        'ce-source': '/apis/v1/namespaces/olm-medic/pingsources/sweep',
+        'ce-type': 'dev.knative.sources.ping',
+      },
+      body,
+    });
+    return { status: res.status, text: await res.text() };
+  } finally {
+    srv.closeAllConnections();
+    srv.close();
+  }
+}
