@@ -85,6 +85,19 @@ describe.each(versions)('real OLM %s: a failed shared unpack Job and OLM\'s retr
     await forgetInstalls(olm.admin, [ns1, ns2]);
   });
 
+  it('both namespaces 1m: olm-medic defers, then nudges once the interval has passed; OLM retries the unpack itself and installs both', async () => {
+    const MINUTE = { ...TIMEOUT, 'operatorframework.io/bundle-unpack-min-retry-interval': '1m' };
+    const { ns1, ns2, job, since } = await scene('medic-alpha', '0.1.0', MINUTE, MINUTE, { startingCSV: 'medic-alpha.v0.1.0' });
+    // OLM resolves a namespace on changes to it (and a slow resync): without a nudge after the
+    // interval, nothing makes it look again soon.
+    for (const ns of [ns1, ns2]) await until(async () => (await csvPhase(olm.admin, ns, 'medic-alpha.v0.1.0')) === 'Succeeded', `${ns}: CSV Succeeded`, 240_000, olm.procs());
+    const writes = writesBy(cp.shippedUser, since).filter((e) => e.responseStatus?.code && e.responseStatus.code < 300);
+    process.stderr.write(`[findings ${version}] both namespaces 1m: olm-medic writes:\n  ${writes.map(describeWrite).join('\n  ')}\n`);
+    expect(writes.filter((e) => e.verb === 'delete' && e.objectRef?.name === job.metadata.name), 'OLM retries by itself: olm-medic deletes nothing').toEqual([]);
+    expect(writes.filter((e) => e.verb === 'patch' && e.objectRef?.resource === 'subscriptions').length).toBeGreaterThan(0);
+    await forgetInstalls(olm.admin, [ns1, ns2]);
+  });
+
   it('one waiting namespace has no interval: olm-medic deletes the Job and nudges; OLM then installs both', async () => {
     const { ns1, ns2, job, since } = await scene('medic-beta', '0.1.0', HOUR, TIMEOUT);
     await until(async () => (await olm.admin.get<Obj>(paths.batch(CATALOG.namespace, job.metadata.name)))?.metadata.uid !== job.metadata.uid, 'olm-medic to delete the failed Job', 120_000, olm.procs());
