@@ -1,8 +1,10 @@
 import { npmStartArgs, npmStartEnv } from '../../test/support/start-command.js';
+import { dieWithParent } from '../../test/support/parent-death.js';
 /**
  * Child processes for the benchmarks: spawned with the runner's own Node (process.execPath),
  * output to a log file (never piped through the runner, so the load generator pays nothing for
- * it), always stopped — by the benchmark's finally, and by an exit hook if the runner dies.
+ * it), always stopped — by the benchmark's finally, by an exit hook if the runner exits, and by the
+ * kernel (a parent-death signal) if the runner is killed outright.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -43,7 +45,8 @@ export function spawnNode(args: string[], o: SpawnOptions): Child {
   const fd = openSync(o.logFile, 'w');
   let proc: ChildProcess;
   try {
-    proc = spawn(process.execPath, args, {
+    // Under a parent-death signal: a SIGKILLed runner must not leave a server behind (parent-death.ts).
+    proc = spawn(...dieWithParent(process.execPath, args), {
       cwd: o.cwd ?? root,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...o.env },
       stdio: ['ignore', fd, fd],

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, fetch } from 'undici';
 import { findBinaries, type Binaries } from './binaries.js';
+import { dieWithParent } from '../support/parent-death.js';
 
 export interface ControlPlaneUser {
   name: string;
@@ -228,7 +229,7 @@ const insecure = new Agent({ connect: { rejectUnauthorized: false } });
 
 function run(bin: string, args: string[], logFile: string): ChildProcess {
   const out = createWriteStream(logFile);
-  const p = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const p = spawn(...dieWithParent(bin, args), { stdio: ['ignore', 'pipe', 'pipe'] });
   p.stdout!.pipe(out);
   p.stderr!.pipe(out);
   return p;
