@@ -46,8 +46,29 @@ const DEFAULT_TOLERATION = 300;
 
 interface Toleration {
   key?: string;
+  operator?: string;
+  value?: string;
   effect?: string;
   tolerationSeconds?: number;
+}
+interface Taint {
+  key?: string;
+  value?: string;
+  effect?: string;
+  timeAdded?: string;
+}
+
+/**
+ * Kubernetes' ToleratesTaint (k8s.io/api core/v1 toleration.go): effect and key empty or equal, and
+ * operator Exists, or Equal (or none) with the taint's value; any other operator tolerates nothing.
+ * A toleration whose key and effect fit but whose value does not is no toleration (red team 28b, T1).
+ */
+function tolerates(t: Toleration, taint: Taint): boolean {
+  if (t.effect && t.effect !== taint.effect) return false;
+  if (t.key && t.key !== taint.key) return false;
+  if (t.operator === 'Exists') return true;
+  if (!t.operator || t.operator === 'Equal') return (t.value ?? '') === (taint.value ?? '');
+  return false;
 }
 
 /** Why this is not provably a CatalogSource serving pod (undefined: it is). */
@@ -70,13 +91,15 @@ function fence(pod: KubeObject, node: KubeObject): { since?: number; seconds?: n
   const ready = condition(node, 'Ready');
   // Unknown = the node stopped reporting (unreachable); False = the kubelet says not ready.
   const key = ready?.status === 'False' ? 'node.kubernetes.io/not-ready' : 'node.kubernetes.io/unreachable';
-  const tolerations = (pod.spec as { tolerations?: (Toleration & { operator?: string })[] } | undefined)?.tolerations ?? [];
-  // Kubernetes' rule: a toleration with an empty key and operator Exists tolerates every taint.
-  const tol = tolerations.find((t) => (t.key === key || (!t.key && t.operator === 'Exists')) && (t.effect === 'NoExecute' || !t.effect));
+  const tolerations = (pod.spec as { tolerations?: Toleration[] } | undefined)?.tolerations ?? [];
+  const taint = ((node.spec as { taints?: Taint[] } | undefined)?.taints ?? []).find((t) => t.key === key && t.effect === 'NoExecute');
+  // Taint eviction's rule (pkg/controller/tainteviction, GetMatchingTolerations): the FIRST toleration
+  // that tolerates the taint decides; without tolerationSeconds it tolerates forever. None: the pod
+  // would go at once, but DefaultTolerationSeconds admission gives every pod 300 s (the longer fence).
+  const tol = tolerations.find((t) => t !== null && typeof t === 'object' && tolerates(t, taint ?? { key, effect: 'NoExecute' }));
   const secs = tol ? tol.tolerationSeconds : DEFAULT_TOLERATION;
   // Kubernetes counts a NoExecute toleration from when the control plane added the taint (its own
   // clock); the Ready transition may be written by the kubelet with the node's clock. The later wins.
-  const taint = ((node.spec as { taints?: { key?: string; effect?: string; timeAdded?: string }[] } | undefined)?.taints ?? []).find((t) => t.key === key && t.effect === 'NoExecute');
   const times = [seconds(ready?.lastTransitionTime), seconds(taint?.timeAdded)].filter((x): x is number => x !== undefined);
   return { ...(times.length ? { since: Math.max(...times) } : {}), ...(secs !== undefined ? { seconds: Math.max(0, secs) } : {}), key, tainted: taint !== undefined };
 }
