@@ -1,6 +1,7 @@
 /**
  * For tests of the CLI and of the HTTP doors without a cluster: a kubeconfig whose apiserver is a
- * closed loopback port, runCli with its output captured, and one structured-mode POST.
+ * closed loopback port, runCli with its output captured, one structured-mode POST, and a fake
+ * function that sweeps many ConfigMaps.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type RequestListener } from 'node:http';
@@ -26,6 +27,29 @@ export async function runCliCaptured(args: string[], fns: AnyFunction[], env: Re
   const err: string[] = [];
   const code = await runCli(args, { out: (s) => out.push(s), err: (s) => err.push(s), env }, fns);
   return { code, out: out.join(''), err: err.join('\n') };
+}
+
+/**
+ * A fake function `fake` (v1/ConfigMap) whose sweep yields ConfigMaps ns/cm-0 … ns/cm-<n-1> and whose
+ * observe returns { name }: each ConfigMap's first plan is `first(name)`, every later one noop 'settled'.
+ */
+export function firstPlanThenNoop(n: number, first: (name: string) => object): AnyFunction {
+  const seen = new Set<string>();
+  return {
+    name: 'fake',
+    summary: 's',
+    kinds: ['v1/ConfigMap'],
+    targets: (t: { ref: unknown }) => [t.ref],
+    async *sweep() {
+      for (let i = 0; i < n; i++) yield { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: `cm-${i}` };
+    },
+    observe: async (ref: { name: string }) => ({ name: ref.name }),
+    plan: (o: { name: string }) => {
+      if (seen.has(o.name)) return { kind: 'noop', reason: 'settled' };
+      seen.add(o.name);
+      return first(o.name);
+    },
+  } as unknown as AnyFunction;
 }
 
 /** POSTs a structured-mode CloudEvent body to a listener on a loopback port; returns the status. */

@@ -6,6 +6,7 @@
  */
 import { NO_POLICY, type ObserveContext, type Plan, type PlanContext } from '../../shared/core/types.js';
 import type { KubeObject, ListOptions, Reader, Ref } from '../../shared/kube/types.js';
+import { MEDIC } from '../../shared/olm/constants.js';
 import * as olm from '../fixtures/olm-objects.js';
 
 export const CAT = 'olm';
@@ -43,6 +44,15 @@ export function memReader(objects: KubeObject[]): Reader {
  *   k(o, uid, ...)  stamps uid, the next resourceVersion, a creationTimestamp a day before `now`, then `extra`;
  *   catsrc()        the CatalogSource (optionally with annotations), configMap() its unpack ConfigMap of IMAGE;
  *   og(ns, name)    an OperatorGroup, uid og-<ns>-<name>;
+ *   failedJob(s, o) IMAGE's unpack Job (owned by cm-1), Failed (DeadlineExceeded) s seconds ago; o.olmVersion,
+ *                   o.variant, o.name go to olm.unpackJob as given (none: its defaults), uid o.uid ?? job-1;
+ *   waitingSub(ns, pkg, s, nudgedAt?)
+ *                   a Subscription <pkg> (package <pkg>) waiting on an unpack: status and BundleUnpackFailed
+ *                   s seconds ago, no installPlanRef; uid sub-<ns>; with nudgedAt, olm-medic's nudge annotation;
+ *   blockedUpgrade(ns, s)
+ *                   the Subscription etcd of ns whose upgrade the failed Job blocks: AtLatestKnown with
+ *                   etcdoperator.v0.9.2 installed (InstallPlan install-old01, uid ip-old) and BundleUnpackFailed,
+ *                   both s seconds ago; uid sub-<ns>;
  *   ctx / octx      plan()'s context at `now` (margin 60 s, no policy) / observe()'s, whose clock reads `now`.
  */
 export function scene(now: Date) {
@@ -55,9 +65,32 @@ export function scene(now: Date) {
   const configMap = (): KubeObject => k(olm.unpackConfigMap({ namespace: CAT, image: IMAGE, catalogSourceName: CATALOG, catalogSourceUid: 'catsrc-1', managedLabel: true }), 'cm-1');
   const og = (ns: string, name: string, annotations?: Record<string, string>): KubeObject =>
     k(olm.operatorGroup({ namespace: ns, name, ...(annotations ? { annotations } : {}) }), `og-${ns}-${name}`);
+  const failedJob = (failedSecondsAgo: number, opts: Pick<olm.UnpackJobOptions, 'olmVersion' | 'variant' | 'name'> & { uid?: string } = {}): KubeObject => {
+    const { uid, ...shape } = opts;
+    const j = olm.unpackJob({ namespace: CAT, image: IMAGE, configMapUid: 'cm-1', ...shape });
+    j.status = olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: ago(failedSecondsAgo) });
+    return k(j, uid ?? 'job-1');
+  };
+  const waitingSub = (ns: string, pkg: string, secondsAgo: number, nudgedAt?: Date): KubeObject => {
+    const s = olm.subscription({ namespace: ns, name: pkg, package: pkg, source: CATALOG, sourceNamespace: CAT });
+    s.status = olm.subscriptionStatus({ at: ago(secondsAgo), conditions: [olm.bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded', at: ago(secondsAgo) })] });
+    return k(s, `sub-${ns}`, nudgedAt ? { annotations: { [MEDIC.nudge]: nudgedAt.toISOString() } } : {});
+  };
+  const blockedUpgrade = (ns: string, secondsAgo: number): KubeObject => {
+    const s = olm.subscription({ namespace: ns, name: 'etcd', package: 'etcd', source: CATALOG, sourceNamespace: CAT });
+    s.status = olm.subscriptionStatus({
+      at: ago(secondsAgo),
+      currentCSV: 'etcdoperator.v0.9.2',
+      installedCSV: 'etcdoperator.v0.9.2',
+      installPlan: { name: 'install-old01', namespace: ns, uid: 'ip-old' },
+      state: 'AtLatestKnown',
+      conditions: [olm.bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded', at: ago(secondsAgo) })],
+    });
+    return k(s, `sub-${ns}`);
+  };
   const ctx: PlanContext = { now, options: { marginSeconds: 60 }, policy: NO_POLICY };
   const octx: ObserveContext = { ...ctx, clock: () => now };
-  return { ago, k, catsrc, configMap, og, ctx, octx };
+  return { ago, k, catsrc, configMap, og, failedJob, waitingSub, blockedUpgrade, ctx, octx };
 }
 
 /** A plan's writes as `verb Kind/namespace/name` (the unpack Job's or ConfigMap's name as `hash`); any other plan as its kind. */

@@ -14,24 +14,14 @@ import { policyRefusal } from '../../shared/core/policy.js';
 import { NO_POLICY, type Action } from '../../shared/core/types.js';
 import type { KubeObject } from '../../shared/kube/types.js';
 import * as olm from '../fixtures/olm-objects.js';
-import { CAT, CATALOG, HASH, IMAGE, memReader, scene } from '../support/job-conflict-scene.js';
+import { CAT, CATALOG, HASH, IMAGE, memReader, scene, writes } from '../support/job-conflict-scene.js';
 
 const NOW = new Date('2026-06-01T12:00:00Z');
-const { ago, k, catsrc, configMap, ctx, octx } = scene(NOW);
+const { ago, k, catsrc, configMap, failedJob: failed, waitingSub, ctx, octx } = scene(NOW);
 
-const failedJob = (): KubeObject => {
-  const j = olm.unpackJob({ namespace: CAT, image: IMAGE, configMapUid: 'cm-1' });
-  j.status = olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: ago(3600) });
-  return k(j, 'job-1');
-};
-const stuckSub = (ns: string): KubeObject => {
-  const s = olm.subscription({ namespace: ns, name: 'etcd', package: 'etcd', source: CATALOG, sourceNamespace: CAT });
-  s.status = olm.subscriptionStatus({ at: NOW, conditions: [olm.bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded', at: NOW })] });
-  return k(s, `sub-${ns}`);
-};
-
-const writes = (p: ReturnType<typeof plan>): string[] =>
-  p.kind === 'act' ? p.actions.map((a) => `${a.verb} ${a.target.kind}/${a.target.namespace}/${a.target.name === HASH ? 'hash' : a.target.name}`) : [];
+const failedJob = (): KubeObject => failed(3600);
+/** BundleUnpackFailed written at NOW. */
+const stuckSub = (ns: string): KubeObject => waitingSub(ns, 'etcd', 0);
 
 describe('holes: job-conflict', () => {
   it('RT13-J1 the ConfigMap delete cascades (GC, Background) to a RUNNING Job the ConfigMap owns that olm-medic itself does not recognise as an unpack Job (the defect-10 look-alike): the ConfigMap must be kept while any non-terminal Job it owns stays', async () => {

@@ -4,34 +4,20 @@
  * when the first one's does (up to olmGraceSeconds late), with no event in between.
  */
 import { describe, expect, it } from 'vitest';
-import { defaults, plan, type Observed, type PodFacts } from '../../functions/catalog-reschedule/plan.js';
-import { NO_POLICY, type PlanContext } from '../../shared/core/types.js';
+import { plan, type Observed, type PodFacts } from '../../functions/catalog-reschedule/plan.js';
 import type { KubeObject } from '../../shared/kube/types.js';
-import { catalogPod, catalogSource, node, podConditionDisruptionTarget, rfc3339, taintUnreachable } from '../fixtures/olm-objects.js';
+import { catalogPod, podConditionDisruptionTarget, rfc3339 } from '../fixtures/olm-objects.js';
+import { IMAGE, NODE, NS, scene } from '../support/catalog-reschedule-scene.js';
 
 const NOW = new Date('2025-03-01T12:00:00Z');
-const ago = (s: number) => new Date(NOW.getTime() - s * 1000);
-const NS = 'olm';
-const NODE = 'worker-1';
-const IMAGE = 'quay.io/operatorhubio/catalog:latest';
-const ctx: PlanContext = { now: NOW, options: { ...defaults }, policy: NO_POLICY };
+const { ago, live, cs, deadNode, ctx } = scene(NOW);
 
-let seq = 0;
-function live(o: { metadata: Record<string, unknown> } & Record<string, unknown>, extra: Record<string, unknown> = {}): KubeObject {
-  seq++;
-  const md = { ...(o.metadata as Record<string, unknown>) };
-  const name = (md.name as string | undefined) ?? `${(md.generateName as string | undefined) ?? 'x-'}${seq}`;
-  delete md.generateName;
-  return { ...o, metadata: { ...md, name, uid: `uid-${seq}`, resourceVersion: String(1000 + seq), creationTimestamp: rfc3339(ago(3600)), ...extra } } as unknown as KubeObject;
-}
-const cs = (name: string) => live(catalogSource({ namespace: NS, name, image: IMAGE }) as never);
 /** Evicted by taint eviction `disruptionAgo` seconds ago: DisruptionTarget=True and Terminating. */
 function evicted(c: KubeObject, disruptionAgo: number): PodFacts {
   const b = catalogPod({ namespace: NS, catalogSourceName: c.metadata.name, catalogSourceUid: c.metadata.uid!, nodeName: NODE, image: IMAGE }) as { metadata: Record<string, unknown>; status?: unknown };
   b.status = { conditions: [podConditionDisruptionTarget('DeletionByTaintManager', ago(disruptionAgo))] };
   return { pod: live(b as never, { deletionTimestamp: rfc3339(ago(disruptionAgo)), deletionGracePeriodSeconds: 30 }), catalogSource: c };
 }
-const deadNode = (secondsAgo: number) => live(node({ name: NODE, ready: 'Unknown', since: ago(secondsAgo), taints: [taintUnreachable(ago(secondsAgo))] }) as never);
 
 describe('redteam19 catalog-reschedule: two catalog pods handed to OLM, their graces ending at different times', () => {
   it('D1 the look re-checks when the SOONER grace ends (10 s), not the first-listed pod\'s (50 s)', () => {

@@ -14,8 +14,8 @@
  * for others" and "Inside the fence it re-checks when the fence expires".
  */
 import { describe, expect, it } from 'vitest';
-import { defaults, plan, type Observed, type PodFacts } from '../../functions/catalog-reschedule/plan.js';
-import { NO_POLICY, type Plan, type PlanContext } from '../../shared/core/types.js';
+import { plan, type Observed, type PodFacts } from '../../functions/catalog-reschedule/plan.js';
+import type { Plan } from '../../shared/core/types.js';
 import { createExecutor } from '../../shared/core/executor.js';
 import { ActionBudget, type Policy } from '../../shared/core/policy.js';
 import type { EventRecord, Recorder } from '../../shared/core/recorder.js';
@@ -23,27 +23,11 @@ import type { KubeObject, Writer } from '../../shared/kube/types.js';
 import pino from 'pino';
 import { createEngine } from '../../shared/core/engine.js';
 import { fakeFunction, configMapUpdate } from '../support/doors.js';
-import { catalogPod, catalogSource, node, podConditionDisruptionTarget, rfc3339, taintUnreachable } from '../fixtures/olm-objects.js';
+import { catalogPod, podConditionDisruptionTarget, rfc3339 } from '../fixtures/olm-objects.js';
+import { IMAGE, NODE, NS, scene } from '../support/catalog-reschedule-scene.js';
 
 const NOW = new Date('2025-03-01T12:00:00Z');
-const ago = (s: number) => new Date(NOW.getTime() - s * 1000);
-const NS = 'olm';
-const NODE = 'worker-1';
-const IMAGE = 'quay.io/operatorhubio/catalog:latest';
-const ctx: PlanContext = { now: NOW, options: { ...defaults }, policy: NO_POLICY };
-
-let seq = 0;
-function live(o: { metadata: Record<string, unknown> } & Record<string, unknown>, extra: Record<string, unknown> = {}): KubeObject {
-  seq++;
-  const md = { ...(o.metadata as Record<string, unknown>) };
-  const name = (md.name as string | undefined) ?? `${(md.generateName as string | undefined) ?? 'x-'}${seq}`;
-  delete md.generateName;
-  return { ...o, metadata: { ...md, name, uid: `uid-${seq}`, resourceVersion: String(1000 + seq), creationTimestamp: rfc3339(ago(3600)), ...extra } } as unknown as KubeObject;
-}
-
-function cs(name: string, annotations?: Record<string, string>): KubeObject {
-  return live(catalogSource({ namespace: NS, name, image: IMAGE, ...(annotations ? { annotations } : {}) }) as never);
-}
+const { ago, live, cs, deadNode, ctx } = scene(NOW);
 
 function podOf(c: KubeObject, o: { tolerationSeconds?: number; disruptionAgo?: number } = {}): PodFacts {
   const b = catalogPod({ namespace: NS, catalogSourceName: c.metadata.name, catalogSourceUid: c.metadata.uid!, nodeName: NODE, image: IMAGE, ...(c.metadata.annotations ? { catalogSourceAnnotations: c.metadata.annotations } : {}) }) as {
@@ -55,8 +39,6 @@ function podOf(c: KubeObject, o: { tolerationSeconds?: number; disruptionAgo?: n
   if (o.disruptionAgo !== undefined) b.status = { conditions: [podConditionDisruptionTarget('DeletionByTaintManager', ago(o.disruptionAgo))] };
   return { pod: live(b as never, { deletionTimestamp: rfc3339(ago(10)), deletionGracePeriodSeconds: 30 }), catalogSource: c };
 }
-
-const deadNode = (secondsAgo: number) => live(node({ name: NODE, ready: 'Unknown', since: ago(secondsAgo), taints: [taintUnreachable(ago(secondsAgo))] }) as never);
 
 function harness(protectedNamespaces: string[] = []) {
   const events: EventRecord[] = [];

@@ -22,7 +22,7 @@ import { decodeRequest } from '../../shared/events/decode.js';
 import type { AnyFunction } from '../../shared/core/types.js';
 import { allFunctions } from '../../functions/index.js';
 import { testEngine, twoDoors } from '../support/doors.js';
-import { runCliCaptured, unreachableCluster, postStructured } from '../support/cli.js';
+import { firstPlanThenNoop, runCliCaptured, unreachableCluster, postStructured } from '../support/cli.js';
 
 const { dir, kubeconfig: KUBECONFIG } = unreachableCluster('olm-medic-cli-attack-');
 
@@ -97,24 +97,7 @@ describe('3: `replay A B` (a shell glob of dead-letter files) is a usage error, 
 });
 
 /** A function whose sweep yields `n` ConfigMaps, each requeued once (after 1 s), then noop. */
-function requeueOnce(n: number, afterSeconds = 1): AnyFunction {
-  const seen = new Set<string>();
-  return {
-    name: 'fake',
-    summary: 's',
-    kinds: ['v1/ConfigMap'],
-    targets: (t: { ref: unknown }) => [t.ref],
-    async *sweep() {
-      for (let i = 0; i < n; i++) yield { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: `cm-${i}` };
-    },
-    observe: async (ref: { name: string }) => ({ name: ref.name }),
-    plan: (o: { name: string }) => {
-      if (seen.has(o.name)) return { kind: 'noop', reason: 'settled' };
-      seen.add(o.name);
-      return { kind: 'requeue', afterSeconds, reason: 'later' };
-    },
-  } as unknown as AnyFunction;
-}
+const requeueOnce = (n: number, afterSeconds = 1): AnyFunction => firstPlanThenNoop(n, () => ({ kind: 'requeue', afterSeconds, reason: 'later' }));
 const sweepLine = JSON.stringify({ specversion: '1.0', id: 's1', source: '/x', type: 'io.olm-medic.sweep' });
 
 describe('4: a target whose re-check the engine could not queue is reported in progress', () => {

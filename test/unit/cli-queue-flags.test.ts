@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AnyFunction } from '../../shared/core/types.js';
-import { runCliCaptured, unreachableCluster } from '../support/cli.js';
+import { firstPlanThenNoop, runCliCaptured, unreachableCluster } from '../support/cli.js';
 
 const { dir, kubeconfig: KUBECONFIG } = unreachableCluster('olm-medic-cli-queue-');
 
@@ -17,24 +17,8 @@ async function cli(args: string[], fns: AnyFunction[], env: Record<string, strin
 }
 
 /** Sweeps n ConfigMaps, each deferred once with an 8 s re-check (after the sweep ends), then noop. */
-function deferOnce(n: number): AnyFunction {
-  const seen = new Set<string>();
-  return {
-    name: 'fake',
-    summary: 's',
-    kinds: ['v1/ConfigMap'],
-    targets: (t: { ref: unknown }) => [t.ref],
-    async *sweep() {
-      for (let i = 0; i < n; i++) yield { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: `cm-${i}` };
-    },
-    observe: async (ref: { name: string }) => ({ name: ref.name }),
-    plan: (o: { name: string }) => {
-      if (seen.has(o.name)) return { kind: 'noop', reason: 'settled' };
-      seen.add(o.name);
-      return { kind: 'defer', reason: 'Waiting', note: 'later', regarding: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: o.name }, requeueAfterSeconds: 8 };
-    },
-  } as unknown as AnyFunction;
-}
+const deferOnce = (n: number): AnyFunction =>
+  firstPlanThenNoop(n, (name) => ({ kind: 'defer', reason: 'Waiting', note: 'later', regarding: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name }, requeueAfterSeconds: 8 }));
 
 describe('H2: a deferred target whose re-check the queue (1,000) dropped is in progress, not finished', () => {
   it('1,001 deferred targets: the one never re-checked is in progress, exit 4', async () => {

@@ -17,29 +17,16 @@ import { ActionBudget, type Policy } from '../../shared/core/policy.js';
 import type { EventRecord, Recorder } from '../../shared/core/recorder.js';
 import type { AnyFunction } from '../../shared/core/types.js';
 import type { KubeObject, Writer } from '../../shared/kube/types.js';
-import { catalogPod, catalogSource, node, rfc3339, taintUnreachable } from '../fixtures/olm-objects.js';
+import { catalogPod } from '../fixtures/olm-objects.js';
+import { IMAGE, NODE, NS, scene } from '../support/catalog-reschedule-scene.js';
 
 const NOW = new Date('2025-03-01T12:00:00Z');
-const ago = (s: number) => new Date(NOW.getTime() - s * 1000);
-const NS = 'olm';
-const NODE = 'worker-1';
-const IMAGE = 'quay.io/operatorhubio/catalog:latest';
-
-let seq = 0;
-function live(o: { metadata: Record<string, unknown> } & Record<string, unknown>): KubeObject {
-  seq++;
-  const md = { ...(o.metadata as Record<string, unknown>) };
-  const name = (md.name as string | undefined) ?? `${(md.generateName as string | undefined) ?? 'x-'}${seq}`;
-  delete md.generateName;
-  return { ...o, metadata: { ...md, name, uid: `uid-${seq}`, resourceVersion: String(1000 + seq), creationTimestamp: rfc3339(ago(3600)) } } as unknown as KubeObject;
-}
-const cs = (name: string) => live(catalogSource({ namespace: NS, name, image: IMAGE }) as never);
+const { live, cs, deadNode } = scene(NOW);
 function podOf(c: KubeObject, tolerationSeconds?: number): PodFacts {
   const b = catalogPod({ namespace: NS, catalogSourceName: c.metadata.name, catalogSourceUid: c.metadata.uid!, nodeName: NODE, image: IMAGE }) as { spec: { tolerations: { tolerationSeconds?: number }[] } };
   if (tolerationSeconds !== undefined) for (const t of b.spec.tolerations) t.tolerationSeconds = tolerationSeconds;
   return { pod: live(b as never), catalogSource: c };
 }
-const deadNode = (s: number) => live(node({ name: NODE, ready: 'Unknown', since: ago(s), taints: [taintUnreachable(ago(s))] }) as never);
 
 async function looksWithin(dryRun: boolean, ms: number): Promise<number> {
   // One catalog past its (300 s) fence, another whose fence (371 s + 30 s margin) ends in 1 s.

@@ -11,35 +11,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { plan, type Observed } from '../../functions/job-conflict/plan.js';
-import type { Plan } from '../../shared/core/types.js';
-import type { KubeObject } from '../../shared/kube/types.js';
-import * as olm from '../fixtures/olm-objects.js';
-import { CAT, CATALOG, HASH, IMAGE, scene } from '../support/job-conflict-scene.js';
+import { CAT, CATALOG, scene, writes } from '../support/job-conflict-scene.js';
 
 const NOW = new Date('2026-06-01T12:00:00Z');
-const { ago, k, catsrc, configMap, ctx } = scene(NOW);
-
-/** OLM v0.28 (no TTL): failed 400 s ago, PAST ns-b's 300 s retry interval. */
-const failedJob = (): KubeObject => {
-  const j = olm.unpackJob({ namespace: CAT, image: IMAGE, configMapUid: 'cm-1', olmVersion: 'v0.28.0' });
-  j.status = olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: ago(400) });
-  return k(j, 'job-1');
-};
-/** ns-b: etcd v0.9.2 installed; its upgrade is blocked by this Job (as red team 25 U2); never nudged. */
-const upgradeB = (): KubeObject => {
-  const s = olm.subscription({ namespace: 'ns-b', name: 'etcd', package: 'etcd', source: CATALOG, sourceNamespace: CAT });
-  s.status = olm.subscriptionStatus({
-    at: ago(400),
-    currentCSV: 'etcdoperator.v0.9.2',
-    installedCSV: 'etcdoperator.v0.9.2',
-    installPlan: { name: 'install-old01', namespace: 'ns-b', uid: 'ip-old' },
-    state: 'AtLatestKnown',
-    conditions: [olm.bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded', at: ago(400) })],
-  });
-  return k(s, 'sub-ns-b');
-};
-const writes = (p: Plan): string[] =>
-  p.kind === 'act' ? p.actions.map((a) => `${a.verb} ${a.target.kind}/${a.target.namespace}/${a.target.name === HASH ? 'hash' : a.target.name}`) : [`${p.kind}: ${'reason' in p ? p.reason : ''}`];
+const { catsrc, configMap, failedJob, blockedUpgrade, ctx } = scene(NOW);
 
 describe("job-conflict: a blocked upgrade deferred to its namespace's retry interval", () => {
   it('is nudged once the interval has passed (OLM retries only when it next resolves)', () => {
@@ -48,8 +23,10 @@ describe("job-conflict: a blocked upgrade deferred to its namespace's retry inte
       catalogSources: [CATALOG],
       catalogSourceObjects: [catsrc()],
       olmLabelsObjects: true,
-      jobs: [{ job: failedJob(), configMap: configMap(), configMapInUse: false }],
-      subscribers: [upgradeB()],
+      // OLM v0.28 (no TTL): failed 400 s ago, PAST ns-b's 300 s retry interval.
+      jobs: [{ job: failedJob(400, { olmVersion: 'v0.28.0' }), configMap: configMap(), configMapInUse: false }],
+      // ns-b: etcd v0.9.2 installed; its upgrade is blocked by this Job (as red team 25 U2); never nudged.
+      subscribers: [blockedUpgrade('ns-b', 400)],
       retryIntervals: { 'ns-b': 300 },
     };
     // Inside the interval (red team 25 U2): deferred.

@@ -16,19 +16,15 @@ import { NO_POLICY, type Plan, type PlanContext } from '../../shared/core/types.
 import type { KubeObject } from '../../shared/kube/types.js';
 import { MEDIC } from '../../shared/olm/constants.js';
 import * as olm from '../fixtures/olm-objects.js';
-import { CAT, CATALOG, HASH, IMAGE, memReader, scene, writes } from '../support/job-conflict-scene.js';
+import { CAT, CATALOG, HASH, memReader, scene, writes } from '../support/job-conflict-scene.js';
 
 const T0 = new Date('2026-06-01T12:00:00Z'); // the Job's failure
 const at = (s: number): Date => new Date(T0.getTime() + s * 1000);
 const ctxAt = (s: number): PlanContext => ({ now: at(s), options: { marginSeconds: 60 }, policy: NO_POLICY });
-const { k, catsrc, configMap } = scene(T0);
+const { k, catsrc, configMap, failedJob: failed } = scene(T0);
 
 /** OLM v0.28 (no TTL): failed at T0. */
-const failedJob = (): KubeObject => {
-  const j = olm.unpackJob({ namespace: CAT, image: IMAGE, configMapUid: 'cm-1', olmVersion: 'v0.28.0' });
-  j.status = olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: T0 });
-  return k(j, 'job-1');
-};
+const failedJob = (): KubeObject => failed(0, { olmVersion: 'v0.28.0' });
 /** Both namespaces wait on this bundle; OLM wrote BundleUnpackFailed at T0. */
 const waitingSub = (ns: string, name: string, nudgedAt?: Date): KubeObject => {
   const s = olm.subscription({ namespace: ns, name, package: 'etcd', source: CATALOG, sourceNamespace: CAT, ...(nudgedAt ? { annotations: { [MEDIC.nudge]: nudgedAt.toISOString() } } : {}) });

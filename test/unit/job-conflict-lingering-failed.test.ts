@@ -18,22 +18,14 @@ import { describe, expect, it } from 'vitest';
 import { plan, type Observed } from '../../functions/job-conflict/plan.js';
 import type { KubeObject } from '../../shared/kube/types.js';
 import * as olm from '../fixtures/olm-objects.js';
-import { CAT, CATALOG, IMAGE, scene, writes } from '../support/job-conflict-scene.js';
+import { CAT, CATALOG, scene, writes } from '../support/job-conflict-scene.js';
 
 const NOW = new Date('2026-06-01T12:00:00Z');
-const { ago, k, catsrc, configMap, ctx } = scene(NOW);
+const { ago, k, catsrc, configMap, failedJob: failed, waitingSub, ctx } = scene(NOW);
 
 /** OLM v0.26-v0.42 (no TTL): ns-b's bundle, failed 100 s ago, inside ns-b's 300 s retry interval. */
-const failedJob = (): KubeObject => {
-  const j = olm.unpackJob({ namespace: CAT, image: IMAGE, configMapUid: 'cm-1' });
-  j.status = olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: ago(100) });
-  return k(j, 'job-1');
-};
-const waitingB = (): KubeObject => {
-  const s = olm.subscription({ namespace: 'ns-b', name: 'etcd', package: 'etcd', source: CATALOG, sourceNamespace: CAT });
-  s.status = olm.subscriptionStatus({ at: ago(100), conditions: [olm.bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded', at: ago(100) })] });
-  return k(s, 'sub-ns-b');
-};
+const failedJob = (): KubeObject => failed(100);
+const waitingB = (): KubeObject => waitingSub('ns-b', 'etcd', 100);
 /** ns-c: its own (other) bundle failed yesterday, was retried and unpacked; the plan awaits Manual approval. */
 const pendingApprovalC = (): KubeObject => {
   const s = olm.subscription({ namespace: 'ns-c', name: 'redis', package: 'redis', source: CATALOG, sourceNamespace: CAT, approval: 'Manual' });

@@ -9,25 +9,14 @@
 import { describe, expect, it } from 'vitest';
 import { plan, type JobFacts, type Observed } from '../../functions/job-conflict/plan.js';
 import type { Plan } from '../../shared/core/types.js';
-import type { KubeObject } from '../../shared/kube/types.js';
-import { MEDIC } from '../../shared/olm/constants.js';
-import * as olm from '../fixtures/olm-objects.js';
-import { CAT, CATALOG, IMAGE, scene } from '../support/job-conflict-scene.js';
+import { CAT, CATALOG, scene } from '../support/job-conflict-scene.js';
 
 const NOW = new Date('2025-06-01T12:00:00Z');
-const { ago, k, configMap, ctx } = scene(NOW);
+const { ago, configMap, failedJob: failed, waitingSub, ctx } = scene(NOW);
 
 const cm = configMap();
-const failedJob = (() => {
-  const j = olm.unpackJob({ namespace: CAT, image: IMAGE, configMapUid: 'cm-1', variant: 'current' });
-  j.status = olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: ago(3000) });
-  return k(j, 'job-1');
-})();
-function stuck(ns: string, pkg: string, nudgedAt?: Date): KubeObject {
-  const s = olm.subscription({ namespace: ns, name: pkg, package: pkg, source: CATALOG, sourceNamespace: CAT });
-  s.status = olm.subscriptionStatus({ at: ago(3000), conditions: [olm.bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded', at: ago(3000) })] });
-  return k(s, `sub-${ns}`, nudgedAt ? { annotations: { [MEDIC.nudge]: nudgedAt.toISOString() } } : {});
-}
+const failedJob = failed(3000, { variant: 'current' });
+const stuck = (ns: string, pkg: string, nudgedAt?: Date) => waitingSub(ns, pkg, 3000, nudgedAt);
 const facts: JobFacts = { job: failedJob, configMap: cm, configMapInUse: false };
 const observed = (nudgedB?: Date): Observed => ({
   namespace: CAT,

@@ -13,29 +13,19 @@ import { describe, expect, it } from 'vitest';
 import { plan, type Observed } from '../../functions/job-conflict/plan.js';
 import type { Plan, PlanContext } from '../../shared/core/types.js';
 import type { KubeObject } from '../../shared/kube/types.js';
-import { MEDIC } from '../../shared/olm/constants.js';
 import * as olm from '../fixtures/olm-objects.js';
 import { CAT, CATALOG, IMAGE, scene } from '../support/job-conflict-scene.js';
 
 const NOW = new Date('2026-06-01T12:00:00Z');
-const { ago, k, configMap, ctx } = scene(NOW);
+const { ago, configMap, failedJob, waitingSub, ctx } = scene(NOW);
 const RETRY = olm.unpackRetryJobName(IMAGE, 'x7k2p');
 
 const cm = configMap();
-const failed = (uid: string, at: number, name?: string): KubeObject => {
-  const j = olm.unpackJob({ namespace: CAT, image: IMAGE, configMapUid: 'cm-1', olmVersion: 'v0.28.0', ...(name ? { name } : {}) });
-  j.status = olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: ago(at) });
-  return k(j, uid);
-};
 // Interval 300 s. First Job failed 1000 s ago; olm-medic nudged at -700 (its interval passed);
 // OLM created the retry Job, which failed 100 s ago: OLM's next retry is due in 200 s.
-const first = failed('job-1', 1000);
-const retry = failed('job-2', 100, RETRY);
-const sub = (() => {
-  const s = olm.subscription({ namespace: 'ns-b', name: 'etcd', package: 'etcd', source: CATALOG, sourceNamespace: CAT });
-  s.status = olm.subscriptionStatus({ at: ago(1000), conditions: [olm.bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded', at: ago(1000) })] });
-  return k(s, 'sub-ns-b', { annotations: { [MEDIC.nudge]: ago(700).toISOString() } });
-})();
+const first = failedJob(1000, { olmVersion: 'v0.28.0', uid: 'job-1' });
+const retry = failedJob(100, { olmVersion: 'v0.28.0', uid: 'job-2', name: RETRY });
+const sub = waitingSub('ns-b', 'etcd', 1000, ago(700));
 const observed = (jobs: KubeObject[]): Observed => ({
   namespace: CAT,
   catalogSources: [CATALOG],

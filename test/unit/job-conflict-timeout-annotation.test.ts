@@ -14,23 +14,13 @@ import { describe, expect, it } from 'vitest';
 import { jobConflict } from '../../functions/job-conflict/index.js';
 import { plan } from '../../functions/job-conflict/plan.js';
 import type { KubeObject } from '../../shared/kube/types.js';
-import * as olm from '../fixtures/olm-objects.js';
-import { CAT, CATALOG, HASH, IMAGE, memReader, scene, writes } from '../support/job-conflict-scene.js';
+import { CAT, HASH, memReader, scene, writes } from '../support/job-conflict-scene.js';
 
 const NOW = new Date('2026-06-01T12:00:00Z');
-const { ago, k, catsrc, configMap, og, ctx, octx } = scene(NOW);
+const { catsrc, configMap, og, failedJob: failed, waitingSub: unpackFailedSub, ctx, octx } = scene(NOW);
 
 /** OLM v0.26-v0.42 (no TTL): failed 100 s ago, inside ns-b's 300 s retry interval. */
-const failedJob = (): KubeObject => {
-  const j = olm.unpackJob({ namespace: CAT, image: IMAGE, configMapUid: 'cm-1' });
-  j.status = olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: ago(100) });
-  return k(j, 'job-1');
-};
-const unpackFailedSub = (ns: string, name: string, at: number): KubeObject => {
-  const s = olm.subscription({ namespace: ns, name, package: name, source: CATALOG, sourceNamespace: CAT });
-  s.status = olm.subscriptionStatus({ at: ago(at), conditions: [olm.bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded', at: ago(at) })] });
-  return k(s, `sub-${ns}`);
-};
+const failedJob = (): KubeObject => failed(100);
 
 describe('redteam25 T1: a namespace OLM stops resolving because of a malformed bundle-unpack-timeout', () => {
   it('ns-d\'s single OperatorGroup sets bundle-unpack-timeout "1d" (OLM returns before any status write): its stale BundleUnpackFailed does not cancel ns-b\'s retry interval', async () => {

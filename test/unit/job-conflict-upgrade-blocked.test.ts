@@ -16,39 +16,17 @@
 import { describe, expect, it } from 'vitest';
 import { plan, type JobFacts, type Observed } from '../../functions/job-conflict/plan.js';
 import type { Plan } from '../../shared/core/types.js';
-import type { KubeObject } from '../../shared/kube/types.js';
-import { MEDIC } from '../../shared/olm/constants.js';
-import * as olm from '../fixtures/olm-objects.js';
-import { CAT, CATALOG, IMAGE, scene } from '../support/job-conflict-scene.js';
+import { CAT, CATALOG, scene } from '../support/job-conflict-scene.js';
 
 const NOW = new Date('2026-06-01T12:00:00Z');
-const { ago, k, configMap, ctx } = scene(NOW);
+const { ago, configMap, failedJob: failed, waitingSub, blockedUpgrade, ctx } = scene(NOW);
 
 const cm = configMap();
-const failedJob = (() => {
-  const j = olm.unpackJob({ namespace: CAT, image: IMAGE, configMapUid: 'cm-1', olmVersion: 'v0.28.0' });
-  j.status = olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: ago(3000) });
-  return k(j, 'job-1');
-})();
+const failedJob = failed(3000, { olmVersion: 'v0.28.0' });
 /** ns-b: a new install waiting on its own broken bundle (nudged after this Job's interval passed). */
-const newInstallB = (nudgedAt?: Date): KubeObject => {
-  const s = olm.subscription({ namespace: 'ns-b', name: 'broken-operator', package: 'broken-operator', source: CATALOG, sourceNamespace: CAT });
-  s.status = olm.subscriptionStatus({ at: ago(3000), conditions: [olm.bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded', at: ago(3000) })] });
-  return k(s, 'sub-ns-b', nudgedAt ? { annotations: { [MEDIC.nudge]: nudgedAt.toISOString() } } : {});
-};
+const newInstallB = (nudgedAt?: Date) => waitingSub('ns-b', 'broken-operator', 3000, nudgedAt);
 /** ns-c: etcd v0.9.2 installed; its upgrade to v0.9.4 is blocked by this failed unpack Job. */
-const upgradeC = (): KubeObject => {
-  const s = olm.subscription({ namespace: 'ns-c', name: 'etcd', package: 'etcd', source: CATALOG, sourceNamespace: CAT });
-  s.status = olm.subscriptionStatus({
-    at: ago(3000),
-    currentCSV: 'etcdoperator.v0.9.2',
-    installedCSV: 'etcdoperator.v0.9.2',
-    installPlan: { name: 'install-old01', namespace: 'ns-c', uid: 'ip-old' },
-    state: 'AtLatestKnown',
-    conditions: [olm.bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded', at: ago(3000) })],
-  });
-  return k(s, 'sub-ns-c');
-};
+const upgradeC = () => blockedUpgrade('ns-c', 3000);
 const facts: JobFacts = { job: failedJob, configMap: cm, configMapInUse: false };
 const observed = (nudgedB?: Date): Observed => ({
   namespace: CAT,

@@ -11,32 +11,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { plan, type Observed } from '../../functions/job-conflict/plan.js';
-import type { KubeObject } from '../../shared/kube/types.js';
-import * as olm from '../fixtures/olm-objects.js';
-import { CAT, CATALOG, IMAGE, scene, writes } from '../support/job-conflict-scene.js';
+import { CAT, CATALOG, scene, writes } from '../support/job-conflict-scene.js';
 
 const NOW = new Date('2026-06-01T12:00:00Z');
-const { ago, k, catsrc, configMap, ctx } = scene(NOW);
-
-/** OLM v0.26-v0.42 (no TTL): failed 100 s ago, inside ns-b's 300 s retry interval. */
-const failedJob = (): KubeObject => {
-  const j = olm.unpackJob({ namespace: CAT, image: IMAGE, configMapUid: 'cm-1', olmVersion: 'v0.28.0' });
-  j.status = olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: ago(100) });
-  return k(j, 'job-1');
-};
-/** ns-b: etcd v0.9.2 installed; its upgrade to v0.9.4 is blocked by this Job; ns-b sets a 5m retry interval. */
-const upgradeB = (): KubeObject => {
-  const s = olm.subscription({ namespace: 'ns-b', name: 'etcd', package: 'etcd', source: CATALOG, sourceNamespace: CAT });
-  s.status = olm.subscriptionStatus({
-    at: ago(100),
-    currentCSV: 'etcdoperator.v0.9.2',
-    installedCSV: 'etcdoperator.v0.9.2',
-    installPlan: { name: 'install-old01', namespace: 'ns-b', uid: 'ip-old' },
-    state: 'AtLatestKnown',
-    conditions: [olm.bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded', at: ago(100) })],
-  });
-  return k(s, 'sub-ns-b');
-};
+const { catsrc, configMap, failedJob, blockedUpgrade, ctx } = scene(NOW);
 
 describe('redteam25 U2: an upgrade blocked by the failed Job in a namespace WITH a retry interval', () => {
   it('is left to OLM\'s retry inside the interval: defer, no delete', () => {
@@ -45,8 +23,10 @@ describe('redteam25 U2: an upgrade blocked by the failed Job in a namespace WITH
       catalogSources: [CATALOG],
       catalogSourceObjects: [catsrc()],
       olmLabelsObjects: true,
-      jobs: [{ job: failedJob(), configMap: configMap(), configMapInUse: false }],
-      subscribers: [upgradeB()],
+      // OLM v0.26-v0.42 (no TTL): failed 100 s ago, inside ns-b's 300 s retry interval.
+      jobs: [{ job: failedJob(100, { olmVersion: 'v0.28.0' }), configMap: configMap(), configMapInUse: false }],
+      // ns-b: etcd v0.9.2 installed; its upgrade to v0.9.4 is blocked by this Job; ns-b sets a 5m retry interval.
+      subscribers: [blockedUpgrade('ns-b', 100)],
       retryIntervals: { 'ns-b': 300 },
     };
     const p = plan(o, ctx);

@@ -17,23 +17,15 @@ import { jobConflict } from '../../functions/job-conflict/index.js';
 import { plan, type Observed } from '../../functions/job-conflict/plan.js';
 import type { KubeObject } from '../../shared/kube/types.js';
 import * as olm from '../fixtures/olm-objects.js';
-import { CAT, CATALOG, HASH, IMAGE, memReader, scene, writes } from '../support/job-conflict-scene.js';
+import { CAT, CATALOG, HASH, memReader, scene, writes } from '../support/job-conflict-scene.js';
 
 const NOW = new Date('2026-06-01T12:00:00Z');
-const { ago, k, catsrc, configMap, og, ctx, octx } = scene(NOW);
+const { ago, k, catsrc, configMap, og, failedJob: failed, waitingSub, ctx, octx } = scene(NOW);
 
 /** OLM v0.26-v0.42 shape (no TTL): failed 100 s ago, well inside ns-b's 300 s retry interval. */
-const failedJob = (): KubeObject => {
-  const j = olm.unpackJob({ namespace: CAT, image: IMAGE, configMapUid: 'cm-1' });
-  j.status = olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: ago(100) });
-  return k(j, 'job-1');
-};
+const failedJob = (): KubeObject => failed(100);
 /** ns-b really waits on this Job: OLM set BundleUnpackFailed on its Subscription. */
-const waitingB = (): KubeObject => {
-  const s = olm.subscription({ namespace: 'ns-b', name: 'etcd', package: 'etcd', source: CATALOG, sourceNamespace: CAT });
-  s.status = olm.subscriptionStatus({ at: ago(100), conditions: [olm.bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded', at: ago(100) })] });
-  return k(s, 'sub-ns-b');
-};
+const waitingB = (): KubeObject => waitingSub('ns-b', 'etcd', 100);
 /** ns-c: resolution fails before any unpack (constraints not satisfiable): no installPlanRef, no currentCSV, no unpack condition. */
 const unresolvableC = (): KubeObject => {
   const s = olm.subscription({ namespace: 'ns-c', name: 'prometheus', package: 'prometheus', source: CATALOG, sourceNamespace: CAT });
