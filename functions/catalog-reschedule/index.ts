@@ -53,7 +53,8 @@ async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
  * re-registered and was lost again: red team 11 N1; whatever its clock: red team 12 Q1) starts the
  * wait again — a label or annotation change does not; and while it waits, it looks every
  * NODE_GONE_RECHECK_SECONDS, so a look that sees the node back ends it (red team 12 Q2: a return
- * that writes nothing).
+ * that writes nothing). A sighting none of whose pods is left is over: pods found on the node later
+ * start a new one (red team 28b Q1).
  */
 const missingSince = new RecentMap<{ since: number; pods: Map<string, string> }>(10_000);
 
@@ -95,8 +96,14 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
     const digests = new Map(facts.filter((f) => !identityProblem(f)).map((f) => [f.pod.metadata.uid ?? '', createHash('sha256').update(JSON.stringify(f.pod.status ?? null)).digest('base64url').slice(0, 16)]));
     const first = missingSince.get(nodeName);
     const changed = first !== undefined && [...digests].some(([uid, d]) => first.pods.has(uid) && first.pods.get(uid) !== d);
+    // A sighting is over once none of its pods is left (olm-medic or PodGC removed them): pods found
+    // later belong to a later loss and wait out the quarantine from it (red team 28b, Q1: a node lost,
+    // healed, back unseen with a new catalog pod and lost again must not be judged from the first
+    // loss). Not a time gap between looks: looks may come rarely (a sweep), and that must not hold
+    // the wait forever.
+    const over = first !== undefined && digests.size > 0 && ![...digests.keys()].some((uid) => first.pods.has(uid));
     // Newcomers are never added: their later status changes (PodGC marking them) must not restart it either (red team 16).
-    if (first === undefined || changed) missingSince.set(nodeName, { since: now, pods: digests });
+    if (first === undefined || changed || over) missingSince.set(nodeName, { since: now, pods: digests });
     since = missingSince.get(nodeName)!.since;
   }
   return { nodeName, ...(node ? { node } : {}), ...(since !== undefined ? { nodeMissingSince: since } : {}), pods: facts };
