@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
+import { isKubeError } from '../kube/errors.js';
 import type { KubeObject, Ref, Writer } from '../kube/types.js';
 import type { EventType } from './types.js';
 
@@ -37,7 +38,15 @@ export function createRecorder(
     async record(e) {
       const ev = buildEvent(e, now(), instance);
       try {
-        await writer.create(ev, { dryRun: false });
+        try {
+          await writer.create(ev, { dryRun: false });
+        } catch (err) {
+          // A namespace being deleted takes no new content, Events included (NamespaceLifecycle
+          // admission) — and deleting a namespace is how most CSVs go: record it in "default", which
+          // events.k8s.io/v1 allows for a namespaced `regarding` (red team 28a, E2).
+          if (!(isKubeError(err) && err.namespaceTerminating) || ev.metadata.namespace === 'default') throw err;
+          await writer.create({ ...ev, metadata: { ...ev.metadata, namespace: 'default' } }, { dryRun: false });
+        }
         onResult('created');
       } catch (err) {
         const dup = (err as { alreadyExists?: boolean }).alreadyExists === true;
@@ -73,11 +82,27 @@ export function buildEvent(e: EventRecord, at: Date, instance: string): KubeObje
     reportingInstance: instance.slice(0, 128),
     action: e.action,
     reason: e.reason,
-    note: e.note.slice(0, 1024),
+    note: utf8Prefix(e.note, NOTE_LIMIT_BYTES),
     type: e.type,
     regarding: ref(e.regarding),
     ...(e.related ? { related: ref(e.related) } : {}),
   };
+}
+
+/** The apiserver's limit on an Event's note, in bytes (Go's len: NoteLengthLimit, core/validation/events.go). */
+export const NOTE_LIMIT_BYTES = 1024;
+
+/**
+ * The longest prefix of `s` whose UTF-8 encoding fits `limit` bytes, cut on a character boundary. A
+ * cut at 1,024 UTF-16 units let a note naming a non-ASCII ClusterRole or quoting a condition reach
+ * ~3 KB: the apiserver refused the Event (422) and the action went unrecorded (red team 28a E1, 28b).
+ */
+export function utf8Prefix(s: string, limit: number): string {
+  const b = Buffer.from(s, 'utf8');
+  if (b.length <= limit) return s;
+  let end = limit;
+  while (end > 0 && (b[end]! & 0xc0) === 0x80) end--; // b[end] continues the character before it
+  return b.subarray(0, end).toString('utf8');
 }
 
 /** metav1.MicroTime: RFC3339 with microseconds. */

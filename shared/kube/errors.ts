@@ -4,6 +4,8 @@ export interface StatusDetails {
   name?: string;
   group?: string;
   kind?: string;
+  /** metav1.StatusCause, whose Type is serialised as `reason`: e.g. NamespaceLifecycle's {reason: "NamespaceTerminating"}. */
+  causes?: { reason?: string; message?: string; field?: string }[];
 }
 
 export class KubeError extends Error {
@@ -48,6 +50,11 @@ export class KubeError extends Error {
 
   get forbidden(): boolean {
     return this.status === 403;
+  }
+
+  /** NamespaceLifecycle admission refused a create: the namespace is being deleted (cause NamespaceTerminating). */
+  get namespaceTerminating(): boolean {
+    return this.status === 403 && Array.isArray(this.details?.causes) && this.details.causes.some((c) => c?.reason === 'NamespaceTerminating');
   }
 }
 
