@@ -8,7 +8,9 @@
  *  - defer to OLM while every waiting namespace has an interval (no write to the Job: the user chose
  *    to wait that long);
  *  - delete the Job and nudge once a waiting namespace has none (red team 22, J1: deferring would
- *    leave that namespace stuck for ever), after which OLM installs both.
+ *    leave that namespace stuck for ever), after which OLM installs both;
+ *  - with different intervals, nudge when the shortest has passed: OLM's retry for that namespace
+ *    unblocks the others (they read the newest Job of the bundle).
  * This is the check the red-team rounds 22-26 asked for: their rules were derived from OLM's source;
  * this runs them against OLM's controllers.
  */
@@ -106,5 +108,20 @@ describe.each(versions)('real OLM %s: a failed shared unpack Job and OLM\'s retr
     const writes = writesBy(cp.shippedUser, since).filter((e) => e.responseStatus?.code && e.responseStatus.code < 300);
     process.stderr.write(`[findings ${version}] one namespace with a 1h interval, one without: olm-medic writes:\n  ${writes.map(describeWrite).join('\n  ')}\n`);
     expect(writes.some((e) => e.verb === 'delete' && e.objectRef?.resource === 'jobs' && e.objectRef.name === job.metadata.name)).toBe(true);
+  });
+
+  it('mixed intervals (1m and 30m): olm-medic nudges when the shorter one has passed, not after the longer; OLM retries for the 1m namespace and both install', async () => {
+    const MINUTE = { ...TIMEOUT, 'operatorframework.io/bundle-unpack-min-retry-interval': '1m' };
+    const HALF_HOUR = { ...TIMEOUT, 'operatorframework.io/bundle-unpack-min-retry-interval': '30m' };
+    const { ns1, ns2, job, since } = await scene('medic-alpha', '0.1.0', MINUTE, HALF_HOUR, { startingCSV: 'medic-alpha.v0.1.0' });
+    // The 1m namespace's resolution creates the retry Job (a generated name, bundle_unpacker.go
+    // v0.28.0:686); the 30m namespace, resolved after it, reads the newest Job of the bundle
+    // (sortUnpackJobs), which completed, so it installs without waiting its own 30 minutes.
+    for (const ns of [ns1, ns2]) await until(async () => (await csvPhase(olm.admin, ns, 'medic-alpha.v0.1.0')) === 'Succeeded', `${ns}: CSV Succeeded`, 240_000, olm.procs());
+    const writes = writesBy(cp.shippedUser, since).filter((e) => e.responseStatus?.code && e.responseStatus.code < 300);
+    process.stderr.write(`[findings ${version}] one namespace 1m, one 30m: olm-medic writes:\n  ${writes.map(describeWrite).join('\n  ')}\n`);
+    expect(writes.filter((e) => e.verb === 'delete' && (e.objectRef?.resource === 'jobs' || e.objectRef?.resource === 'configmaps')), 'OLM retries by itself: olm-medic deletes nothing').toEqual([]);
+    expect(writes.filter((e) => e.verb === 'patch' && e.objectRef?.resource === 'subscriptions').length).toBeGreaterThan(0);
+    await forgetInstalls(olm.admin, [ns1, ns2]);
   });
 });
