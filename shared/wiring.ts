@@ -6,6 +6,7 @@ import pino, { type Logger } from 'pino';
 import { createEngine, type Engine } from './core/engine.js';
 import { createExecutor } from './core/executor.js';
 import { ActionBudget } from './core/policy.js';
+import { RefusedWrites } from './core/scheduling.js';
 import { createRecorder } from './core/recorder.js';
 import type { Config } from './core/config.js';
 import type { AnyFunction } from './core/types.js';
@@ -72,8 +73,11 @@ export function createRuntime(config: Config, functions: AnyFunction[], o: Runti
     maxActionsPerWindow: config.maxActionsPerWindow,
     windowSeconds: config.windowSeconds,
   };
+  // Optional writes the apiserver refused for good: noted by the executor, seen by the next plans.
+  const refusals = new RefusedWrites();
   const execute = createExecutor({
     writer: kube,
+    refusals,
     recorder,
     policy,
     budget: new ActionBudget(config.maxActionsPerWindow, config.windowSeconds * 1000, () => now().getTime()),
@@ -95,6 +99,7 @@ export function createRuntime(config: Config, functions: AnyFunction[], o: Runti
     followUps: 3,
     onPlan: (fn, decision) => metrics.plans.inc({ function: fn, decision }),
     knownFunctions: functions.map((f) => f.name),
+    refusals,
   });
   return { config, kube, engine, metrics, log, functions: enabled };
 }

@@ -171,10 +171,18 @@ export function planCsv(o: CsvObserved, ctx: PlanContext): Plan {
     return act([release(csv, 'CsvCleanupSkipped', `${why}, so its cluster-scoped objects were not cleaned up`)], 'released our finalizer without cleanup');
   }
   const pending = o.owned.filter((x) => !x.metadata.deletionTimestamp);
+  // The apiserver refused to delete this very state of it (admission, narrowed RBAC): asking again
+  // gets the same answer, and the CSV must not stay Terminating for it (red team 28a F1). Left like
+  // an opted-out one; the leftovers sweep tries again once the CSV is gone.
+  const refusedBy = (x: KubeObject): string | undefined => ctx.refusedWrite?.(x.metadata.uid, x.metadata.resourceVersion);
   const kept = pending.filter(optedOut);
-  const deletable = pending.filter((x) => !optedOut(x));
+  const refused = pending.filter((x) => !optedOut(x) && refusedBy(x) !== undefined);
+  const deletable = pending.filter((x) => !optedOut(x) && refusedBy(x) === undefined);
+  const left = kept.length + refused.length;
   const deletes = deletable.map((x) => del(x, 'CsvOwnedObjectDeleted', `Deleted ${x.kind} ${x.metadata.name}, owned by CSV ${label} which is being deleted.`, { optional: true, regarding: target(csv) }));
-  const keptNote = kept.length ? `; kept (opted out): ${kept.map((x) => `${x.kind} ${x.metadata.name}`).join(', ')}` : '';
+  const keptNote =
+    (kept.length ? `; kept (opted out): ${kept.map((x) => `${x.kind} ${x.metadata.name}`).join(', ')}` : '') +
+    (refused.length ? `; not deleted, the apiserver refused (the leftovers sweep tries again once the CSV is gone): ${refused.map((x) => `${x.kind} ${x.metadata.name} (${refusedBy(x)})`).join('; ')}` : '');
   if (ctx.policy.dryRun) {
     // Dry-run deletes change nothing, so waiting for them would strand the CSV: show them, then release.
     return act([...deletes, release(csv, 'CsvFinalizerReleased', `dry-run: the cleanup was only simulated${keptNote}`)], `dry-run cleanup of CSV ${label}`);
@@ -182,13 +190,14 @@ export function planCsv(o: CsvObserved, ctx: PlanContext): Plan {
   if (deletes.length) return { kind: 'act', summary: `cleaning up ${deletes.length} object(s) of CSV ${label}`, requeueAfterSeconds: 2, actions: deletes };
   const deleting = o.owned.filter((x) => x.metadata.deletionTimestamp);
   const heldLong = deleting.filter((x) => (x.metadata.finalizers ?? []).length > 0 && (seconds(x.metadata.deletionTimestamp) ?? now) + HELD_DELETING_SECONDS <= now);
-  if (pending.length === kept.length && deleting.length > 0 && heldLong.length === deleting.length) {
+  if (pending.length === left && deleting.length > 0 && heldLong.length === deleting.length) {
     const held = heldLong.map((x) => `${x.kind} ${x.metadata.name} (finalizers ${(x.metadata.finalizers ?? []).join(', ')})`).join('; ');
     return act([release(csv, 'CsvCleanupCompleted', `every object labelled as owned by it is deleted or being deleted; still Terminating behind other finalizers for over ${HELD_DELETING_SECONDS}s: ${held}${keptNote}`)], `cleanup of CSV ${label} complete (deletions requested)`);
   }
-  if (pending.length > kept.length || deleting.length) {
+  if (pending.length > left || deleting.length) {
     return { kind: 'requeue', afterSeconds: deletingWait(deleting, now, 2), reason: 'waiting for owned objects to finish deleting' };
   }
+  if (refused.length) return act([release(csv, 'CsvCleanupIncomplete', `the apiserver refused to delete what is left${keptNote}`)], `cleanup of CSV ${label} incomplete (refused by the apiserver)`);
   return act([release(csv, 'CsvCleanupCompleted', `all cluster-scoped objects labelled as owned by it are gone${keptNote}`)], `cleanup of CSV ${label} complete`);
 }
 

@@ -12,7 +12,7 @@ import { refString, type Reader, type Ref } from '../kube/types.js';
 import type { Execute } from './executor.js';
 import { worst, type ActionResult, type Outcome } from './outcome.js';
 import { claimDigest, targetsOf, withoutHint, type AnyFunction, type FunctionOptions, type PlanContext, type PlanPolicy, type TargetRef } from './types.js';
-import { RecentDigests, Requeuer, KeyedMutex, forEachLimited } from './scheduling.js';
+import { RecentDigests, Requeuer, KeyedMutex, forEachLimited, type RefusedWrites } from './scheduling.js';
 
 /** An acted outcome asking to be looked at again within this many seconds is followed up at once. */
 const FOLLOW_UP_MAX_SECONDS = 5;
@@ -63,6 +63,8 @@ export interface EngineDeps {
   onPlan?: (fn: string, decision: string) => void;
   /** Every function name there is (enabled or not): a sweep naming another is a 400 (default: the active ones). */
   knownFunctions?: readonly string[];
+  /** Optional writes the apiserver refused for good (the executor notes them): plans see them as PlanContext.refusedWrite. */
+  refusals?: RefusedWrites;
 }
 
 export interface Engine {
@@ -91,6 +93,8 @@ export interface Engine {
 }
 
 export function createEngine(deps: EngineDeps): Engine {
+  const refusals = deps.refusals;
+  const refusedWrite = refusals ? (uid: string | undefined, rv: string | undefined) => refusals.get(uid, rv) : undefined;
   const { functions, reader, execute, log } = deps;
   const seen = new RecentDigests(10_000);
   const kinds = new Set(functions.flatMap((f) => f.kinds));
@@ -204,7 +208,7 @@ export function createEngine(deps: EngineDeps): Engine {
     const done: ActionResult[] = [];
     for (let attempt = 0; attempt <= deps.maxReplans; attempt++) {
       try {
-        const ctx: PlanContext = { now: deps.now(), options, policy: deps.policy };
+        const ctx: PlanContext = { now: deps.now(), options, policy: deps.policy, ...(refusedWrite ? { refusedWrite } : {}) };
         const observed = await fn.observe(ref, reader, { ...ctx, clock: deps.now });
         if (observed === undefined) return withDone({ function: fn.name, target, status: 'gone', reason: 'target no longer exists' }, done);
         // The clock as of the reads just made (the server's offset is refreshed by every response).

@@ -14,6 +14,7 @@ import { resourceFor, resourcePath } from '../kube/resources.js';
 import { InvalidValue } from '../kube/validate.js';
 import { ActionBudget, policyRefusal, type Policy, type Refusal } from './policy.js';
 import type { Recorder } from './recorder.js';
+import type { RefusedWrites } from './scheduling.js';
 import { soonest, type Action, type Plan } from './types.js';
 
 export interface ExecutorDeps {
@@ -21,7 +22,9 @@ export interface ExecutorDeps {
   recorder: Recorder;
   policy: Policy;
   budget: ActionBudget;
-  onAction?: (fn: string, action: Action, result: ActionResult['result'] | 'gone' | 'conflict' | 'error') => void;
+  onAction?: (fn: string, action: Action, result: ActionResult['result'] | 'gone' | 'conflict' | 'error' | 'refused') => void;
+  /** Where optional writes the apiserver refused for good are noted, for the next plans to see. */
+  refusals?: RefusedWrites;
 }
 
 /**
@@ -134,6 +137,7 @@ export function createExecutor(deps: ExecutorDeps) {
       return { ...base, status: 'rate-limited', reason: `action budget used up; retry in ${wait}s`, requeueAfterSeconds: wait };
     }
     const results: ActionResult[] = [];
+    const apiRefused: Action[] = [];
     for (const action of allowed) {
       let result: ActionResult['result'] | 'gone';
       let held = false;
@@ -145,6 +149,25 @@ export function createExecutor(deps: ExecutorDeps) {
         if (e instanceof KubeError && e.conflict) {
           deps.onAction?.(fn, action, 'conflict');
           return { status: 'replan', cause: 'conflict', reason: `${action.verb} ${refString(action.target)}: ${e.message}`, done: results };
+        }
+        // An optional write the apiserver refuses for good (admission, RBAC, validation) is skipped
+        // like one policy refuses, with a Warning Event, and noted so the next plans stop asking
+        // for it; the others go on. A required one still fails the whole plan.
+        if (e instanceof KubeError && e.lastingRefusal && action.optional && !action.releasesOwnFinalizer) {
+          deps.onAction?.(fn, action, 'refused');
+          deps.refusals?.note(action.target.uid, action.target.resourceVersion, `${e.status} ${e.reason}: ${e.message}`);
+          apiRefused.push(action);
+          await recorder.record({
+            fn,
+            regarding: action.regarding ?? action.target,
+            ...(action.regarding ? { related: action.target } : {}),
+            reason: 'WriteRefused',
+            note: `The apiserver refused to ${action.verb} ${action.target.kind} ${action.target.name} (${e.status} ${e.reason}: ${e.message}); would have: ${action.note}`,
+            type: 'Warning',
+            action: 'Refuse',
+            stateKey: `${stateKey(action)}/refused`,
+          });
+          continue;
         }
         deps.onAction?.(fn, action, 'error');
         throw e;
@@ -171,11 +194,14 @@ export function createExecutor(deps: ExecutorDeps) {
         stateKey: `${stateKey(action)}/${result}`,
       });
     }
-    // Every allowed action ran (a target found gone re-plans above): acted, or only simulated.
-    const status = results.some((r) => r.result === 'done') ? 'acted' : 'dry-run';
-    const kept = skipped.length ? `; refused by policy: ${skipped.map(({ action }) => refString(action.target)).join(', ')}` : '';
+    // Every allowed action ran (a target found gone re-plans above): acted, only simulated, or refused by the apiserver.
+    const status = results.some((r) => r.result === 'done') ? 'acted' : results.length ? 'dry-run' : 'refused';
+    const kept =
+      (skipped.length ? `; refused by policy: ${skipped.map(({ action }) => refString(action.target)).join(', ')}` : '') +
+      (apiRefused.length ? `; refused by the apiserver: ${apiRefused.map((a) => refString(a.target)).join(', ')}` : '');
     // A simulated write changes nothing to look at again: a dry run keeps only the others' re-check.
-    const again = soonest([status === 'acted' ? plan.requeueAfterSeconds : undefined, plan.othersRecheckAfterSeconds]);
+    // A refusal is looked at again as planned: the next plan knows of it (refusals) and goes on.
+    const again = soonest([status === 'acted' || apiRefused.length ? plan.requeueAfterSeconds : undefined, plan.othersRecheckAfterSeconds]);
     return {
       ...base,
       status,

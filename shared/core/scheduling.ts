@@ -100,6 +100,26 @@ export class RecentMap<V> {
   }
 }
 
+/**
+ * Optional writes the apiserver refused for good (KubeError.lastingRefusal: admission such as
+ * Gatekeeper or Kyverno, narrowed RBAC, validation), by the object state they were aimed at: the
+ * executor notes them, plans read them (PlanContext.refusedWrite) so they stop asking for the same
+ * write (red team 28a F1: a CSV kept Terminating by a cleanup delete refused on every look). In
+ * process and bounded: a restart tries each once more; a new resourceVersion is a new state.
+ */
+export class RefusedWrites {
+  private readonly m: RecentMap<string>;
+  constructor(max = 1_000) {
+    this.m = new RecentMap(max);
+  }
+  note(uid: string | undefined, resourceVersion: string | undefined, answer: string): void {
+    if (uid) this.m.set(`${uid}/${resourceVersion ?? ''}`, answer.slice(0, 300));
+  }
+  get(uid: string | undefined, resourceVersion: string | undefined): string | undefined {
+    return uid ? this.m.get(`${uid}/${resourceVersion ?? ''}`) : undefined;
+  }
+}
+
 /** Runs tasks with the same key one at a time, so one process never races itself on an object. */
 export class KeyedMutex {
   private readonly tails = new Map<string, Promise<unknown>>();

@@ -107,6 +107,11 @@ export interface PlanContext {
   now: Date;
   options: FunctionOptions;
   policy: PlanPolicy;
+  /**
+   * The apiserver's answer when an optional write to exactly this object state (uid and
+   * resourceVersion) was refused for good in this process (RefusedWrites); undefined otherwise.
+   */
+  refusedWrite?: (uid: string | undefined, resourceVersion: string | undefined) => string | undefined;
 }
 
 export const NO_POLICY: PlanPolicy = { dryRun: false, protectedNamespaces: new Set() };

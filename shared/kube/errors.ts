@@ -52,6 +52,14 @@ export class KubeError extends Error {
     return this.status === 403;
   }
 
+  /**
+   * The apiserver refused this write for good: admission or RBAC (403), an invalid request (400, 422),
+   * a verb the resource does not allow (405). Re-sending the same write gets the same answer.
+   */
+  get lastingRefusal(): boolean {
+    return this.status === 400 || this.status === 403 || this.status === 405 || this.status === 422;
+  }
+
   /** NamespaceLifecycle admission refused a create: the namespace is being deleted (cause NamespaceTerminating). */
   get namespaceTerminating(): boolean {
     return this.status === 403 && Array.isArray(this.details?.causes) && this.details.causes.some((c) => c?.reason === 'NamespaceTerminating');

@@ -22,6 +22,7 @@ import type { Kube, KubeObject, Ref } from '../../shared/kube/types.js';
 import { createRuntime, type Runtime } from '../../shared/wiring.js';
 import type { AuditEntry } from '../control-plane/control-plane.js';
 import { eventually, testCluster, type MedicEvent } from '../support/cluster.js';
+import { restFromKubeconfig } from '../olm/rest.js';
 import { apiServerEvent } from '../support/events.js';
 import {
   COMPONENT_LABEL_PREFIX,
@@ -246,6 +247,62 @@ describe('finalizer-cleanup A: CSV cleanup that survives controller downtime', (
     for (const o of s.owned) expect(await live(o)).toBeUndefined();
     const reasons = (await c.medicEvents(ns)).filter((e) => e.regarding.uid === s.csv.metadata.uid).map((e) => e.reason).sort();
     expect(reasons).toEqual(['CsvCleanupCompleted', 'CsvFinalizerAdded', 'CsvOwnedObjectDeleted', 'CsvOwnedObjectDeleted', 'CsvOwnedObjectDeleted']);
+  });
+
+  it('a cleanup delete the apiserver refuses for good (a ValidatingAdmissionPolicy protecting the ClusterRole) is sent once: a Warning names it, the rest goes, the CSV is released (red team 28a F1)', async () => {
+    const ns = await c.namespace('fca');
+    const s = await csvWithClusterRbac(ns);
+    const rt = runtime();
+    await send(rt, 'add', s.csv);
+    const PROTECTED = 'test.olm-medic.io/protected';
+    await c.admin.mergePatch(refOf(s.clusterRole), { metadata: { labels: { [PROTECTED]: 'true' } } }, { dryRun: false });
+    const rest = restFromKubeconfig(c.kubeconfig.admin);
+    const policyName = `protect-${ns}`;
+    await rest.create('/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies', {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: policyName },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: { resourceRules: [{ apiGroups: ['rbac.authorization.k8s.io'], apiVersions: ['v1'], operations: ['DELETE'], resources: ['clusterroles'] }] },
+        validations: [{ expression: `!has(oldObject.metadata.labels) || !('${PROTECTED}' in oldObject.metadata.labels)`, message: 'protected ClusterRoles are not deleted' }],
+      },
+    });
+    await rest.create('/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings', {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: policyName },
+      spec: { policyName, validationActions: ['Deny'] },
+    });
+    try {
+      // The policy is in force once a dry-run delete (admission runs for it too) is refused.
+      const crPath = `/apis/rbac.authorization.k8s.io/v1/clusterroles/${s.clusterRole.metadata.name}`;
+      // (A policy's denial is a 422 Invalid unless its validation names another reason.)
+      await eventually(async () => (await rest.request('DELETE', `${crPath}?dryRun=All`)).status === 422, 'the ValidatingAdmissionPolicy to be in force');
+
+      await c.admin.delete(refOf(s.csv), { uid: s.csv.metadata.uid!, propagationPolicy: 'Background', dryRun: false });
+      const deleting = (await live(s.csv))!;
+      const out = await send(rt, 'update', deleting);
+      // The binding and webhook are deleted; the ClusterRole's delete is refused (a Warning) and not retried.
+      // (the engine may already have looked again and released the CSV within the same outcome)
+      expect(out[0]!.actions?.filter((a) => a.verb === 'delete').map((a) => a.target).sort()).toEqual([`ClusterRoleBinding/${s.clusterRoleBinding.metadata.name}`, `ValidatingWebhookConfiguration/${s.webhook.metadata.name}`].sort());
+      await eventually(async () => (await live(s.csv)) === undefined, 'the CSV to be released and deleted');
+      expect(await live(s.clusterRole), 'the protected ClusterRole is kept').toBeDefined();
+      const crDeletes = writesTo(undefined, [s.clusterRole.metadata.name]).filter((e) => e.verb === 'delete' && e.objectRef?.resource === 'clusterroles');
+      expect(crDeletes.map((e) => e.responseStatus?.code), 'one refused delete, not one per look').toEqual([422]);
+      const events = (await c.medicEvents(ns)).filter((e) => e.regarding.uid === s.csv.metadata.uid);
+      const refused = events.filter((e) => e.reason === 'WriteRefused');
+      expect(refused).toHaveLength(1);
+      expect(refused[0]).toMatchObject({ type: 'Warning', action: 'Refuse' });
+      expect(related(refused[0]!)?.name).toBe(s.clusterRole.metadata.name);
+      expect(refused[0]!.note).toContain('protected ClusterRoles are not deleted');
+      const released = events.filter((e) => e.reason === 'CsvCleanupIncomplete');
+      expect(released).toHaveLength(1);
+      expect(released[0]!.note).toContain(s.clusterRole.metadata.name);
+    } finally {
+      await rest.delete(`/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${policyName}`);
+      await rest.delete(`/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${policyName}`);
+    }
   });
 
   it('twin: a copied CSV (label olm.copiedFrom) gets no finalizer', async () => {
