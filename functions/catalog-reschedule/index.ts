@@ -41,7 +41,9 @@ async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
     const n = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
     if (n && !nodes.has(n)) {
       nodes.add(n);
-      yield { ...NODE, name: n };
+      // A namespace's sweep looks at the node through one of that namespace's pods: observe then
+      // keeps to the pod's namespace, so the sweep writes nothing outside it (red team 28b, S1).
+      yield scope.namespace ? { apiVersion: 'v1', kind: 'Pod', namespace: pod.metadata.namespace!, name: pod.metadata.name } : { ...NODE, name: n };
     }
   }
 }
@@ -61,6 +63,8 @@ const missingSince = new RecentMap<{ since: number; pods: Map<string, string> }>
 /** Keyed by node: one node loss affects all its catalog pods at once. */
 async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Observed | undefined> {
   let nodeName = ref.name;
+  // Looked at through a pod (a namespace's sweep, a follow-up of a held pod): that namespace's pods only.
+  const onlyNamespace = ref.kind === 'Pod' ? ref.namespace : undefined;
   if (ref.kind === 'Pod') {
     const pod = await read.get(ref);
     nodeName = (pod?.spec as { nodeName?: string } | undefined)?.nodeName ?? '';
@@ -70,8 +74,8 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
   const node = await read.get({ ...NODE, name: nodeName });
   if (node) missingSince.delete(nodeName);
   if (node && condition(node, 'Ready')?.status === 'True') return { nodeName, node, pods: [] };
-  const listed = await collect(read.list('v1', 'Pod', { labelSelector: LABEL_CATALOG_SOURCE, fieldSelector: `spec.nodeName=${nodeName}` }));
-  const pods = listed.filter((p) => (p.spec as { nodeName?: string } | undefined)?.nodeName === nodeName && p.metadata.labels?.[LABEL_CATALOG_SOURCE] !== undefined);
+  const listed = await collect(read.list('v1', 'Pod', { labelSelector: LABEL_CATALOG_SOURCE, fieldSelector: `spec.nodeName=${nodeName}`, ...(onlyNamespace ? { namespace: onlyNamespace } : {}) }));
+  const pods = listed.filter((p) => (p.spec as { nodeName?: string } | undefined)?.nodeName === nodeName && p.metadata.labels?.[LABEL_CATALOG_SOURCE] !== undefined && (!onlyNamespace || p.metadata.namespace === onlyNamespace));
   const catalogs = new Map<string, KubeObject | undefined>();
   const facts: PodFacts[] = [];
   for (const pod of pods) {
