@@ -138,9 +138,19 @@ export function createExecutor(deps: ExecutorDeps) {
     }
     const results: ActionResult[] = [];
     const apiRefused: Action[] = [];
+    /** Refused by the apiserver this time (sent), as opposed to known refusals not sent again. */
+    let newlyRefused = 0;
     for (const action of allowed) {
       let result: ActionResult['result'] | 'gone';
       let held = false;
+      // Refused for good already, in this very state: not sent again (its Warning Event was
+      // recorded when it was refused), and no re-check for it (red team 29a, L1: a plan that does
+      // not read refusals planned it again every 2 s).
+      if (action.optional && !action.releasesOwnFinalizer && deps.refusals?.get(action.target.uid, action.target.resourceVersion) !== undefined) {
+        deps.onAction?.(fn, action, 'refused');
+        apiRefused.push(action);
+        continue;
+      }
       try {
         const r = await perform(action);
         held = r === 'held';
@@ -157,6 +167,7 @@ export function createExecutor(deps: ExecutorDeps) {
           deps.onAction?.(fn, action, 'refused');
           deps.refusals?.note(action.target.uid, action.target.resourceVersion, `${e.status} ${e.reason}: ${e.message}`);
           apiRefused.push(action);
+          newlyRefused++;
           await recorder.record({
             fn,
             regarding: action.regarding ?? action.target,
@@ -200,8 +211,9 @@ export function createExecutor(deps: ExecutorDeps) {
       (skipped.length ? `; refused by policy: ${skipped.map(({ action }) => refString(action.target)).join(', ')}` : '') +
       (apiRefused.length ? `; refused by the apiserver: ${apiRefused.map((a) => refString(a.target)).join(', ')}` : '');
     // A simulated write changes nothing to look at again: a dry run keeps only the others' re-check.
-    // A refusal is looked at again as planned: the next plan knows of it (refusals) and goes on.
-    const again = soonest([status === 'acted' || apiRefused.length ? plan.requeueAfterSeconds : undefined, plan.othersRecheckAfterSeconds]);
+    // A new refusal is looked at again as planned: the next plan knows of it (refusals) and may go
+    // on (finalizer-cleanup releases the CSV); a known one changes nothing to look at again.
+    const again = soonest([status === 'acted' || newlyRefused > 0 ? plan.requeueAfterSeconds : undefined, plan.othersRecheckAfterSeconds]);
     return {
       ...base,
       status,
