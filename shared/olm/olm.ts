@@ -89,23 +89,49 @@ export function seconds(iso: string | undefined): number | undefined {
   return Number.isNaN(t) ? undefined : t / 1000;
 }
 
-/** Parses a Go duration ("1m30s", "5m", "0") to seconds; undefined if malformed. */
+/** Go's duration units in nanoseconds (time.unitMap: "µs" is U+00B5, "μs" U+03BC). */
+const GO_UNIT_NS: Record<string, bigint> = { ns: 1n, us: 1_000n, '\u00b5s': 1_000n, '\u03bcs': 1_000n, ms: 1_000_000n, s: 1_000_000_000n, m: 60_000_000_000n, h: 3_600_000_000_000n };
+const GO_MAX = 1n << 63n;
+
+/**
+ * Go's time.ParseDuration, in seconds; undefined where Go returns an error. OLM reads its
+ * annotations with it (bundle_unpacker.go v0.28.0:896, :921), so olm-medic must accept exactly
+ * what Go accepts: a sign ("+5m"), "0", fractions without an integer or fraction part (".5h",
+ * "5.m"), both micro signs — and refuse what overflows int64 nanoseconds. A value OLM reads but
+ * olm-medic called malformed made a namespace look unresolved and its retry interval was not
+ * waited for (red team 29b, D1).
+ */
 export function goDurationSeconds(s: string | undefined): number | undefined {
-  if (s === undefined) return undefined;
-  if (s === '0') return 0;
-  const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g;
-  const unit: Record<string, number> = { ns: 1e-9, us: 1e-6, µs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
-  let total = 0;
-  let consumed = 0;
-  let sign = 1;
+  if (typeof s !== 'string') return undefined;
   let rest = s;
-  if (rest.startsWith('-')) {
-    sign = -1;
+  let neg = false;
+  if (rest[0] === '-' || rest[0] === '+') {
+    neg = rest[0] === '-';
     rest = rest.slice(1);
   }
-  for (const m of rest.matchAll(re)) {
-    total += Number(m[1]) * unit[m[2]!]!;
-    consumed += m[0].length;
+  if (rest === '0') return 0;
+  if (rest === '') return undefined;
+  let d = 0n;
+  while (rest !== '') {
+    // [0-9]*(\.[0-9]*)? with at least one digit, then a unit: every character up to the next [0-9.].
+    const num = /^([0-9]*)(?:\.([0-9]*))?/.exec(rest)!;
+    const int = num[1]!;
+    const frac = num[2] ?? '';
+    if (int === '' && frac === '') return undefined;
+    rest = rest.slice(num[0].length);
+    const u = /^[^0-9.]*/.exec(rest)![0];
+    const unit = GO_UNIT_NS[u];
+    if (!u || unit === undefined) return undefined;
+    rest = rest.slice(u.length);
+    const v = BigInt(int || '0');
+    if (v > GO_MAX / unit) return undefined;
+    let part = v * unit;
+    if (frac) part += BigInt(Math.floor(Number(`0.${frac}`) * Number(unit)));
+    if (part > GO_MAX) return undefined;
+    d += part;
+    if (d > GO_MAX) return undefined;
   }
-  return consumed === rest.length && consumed > 0 ? sign * total : undefined;
+  if (!neg && d > GO_MAX - 1n) return undefined;
+  const secs = Number(d) / 1e9;
+  return neg ? -secs : secs;
 }
