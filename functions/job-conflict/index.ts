@@ -14,7 +14,7 @@ import { ANN_UNPACK_RETRY, ANN_UNPACK_TIMEOUT, LABEL_MANAGED, LABEL_UNPACK_REF, 
 import { goDurationSeconds, isUnpackJobName, unpackHash } from '../../shared/olm/olm.js';
 import { collect } from '../../shared/kube/collect.js';
 import { forEachLimited } from '../../shared/core/scheduling.js';
-import { hasLabels, isDnsLabel } from '../../shared/kube/validate.js';
+import { hasLabels, isDnsLabel, isDnsSubdomain } from '../../shared/kube/validate.js';
 import { configMapOwner, decideJob, defaults, identityProblem, isStuckOnUnpack, jobState, mayBeOwedNudge, plan, type JobFacts, type Observed } from './plan.js';
 
 const JOB = { apiVersion: 'batch/v1', kind: 'Job' };
@@ -87,7 +87,14 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
   const base: Observed = { namespace, catalogSources: [], olmLabelsObjects: false, jobs: facts, subscribers: [], retryIntervals: {}, ...(subscription ? { subscription, failedUnpackNamedJob } : {}) };
   // Cheap first pass with no further reads: stop here when every job is certainly fine.
   const optimistic = { ...base, catalogSources: ['?'], olmLabelsObjects: true };
-  if (facts.every((f) => 'skip' in decideJob(f, optimistic, ctx))) return base;
+  if (facts.every((f) => 'skip' in decideJob(f, optimistic, ctx))) {
+    // A nudge may still be owed: it is guarded by the catalog the Subscription resolves from (its
+    // opt-out; red team 29b G1), so read that one CatalogSource.
+    const source = (subscription?.spec as { source?: string } | undefined)?.source;
+    if (!subscription || !mayBeOwedNudge(subscription) || !isDnsSubdomain(source)) return base;
+    const catalog = await read.get({ apiVersion: V1ALPHA1, kind: 'CatalogSource', namespace, name: source });
+    return { ...base, catalogSourceObjects: catalog ? [catalog] : [] };
+  }
 
   // The reads below do not depend on one another: run them side by side (a heal under load waits
   // for the slowest, not for their sum).

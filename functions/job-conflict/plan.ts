@@ -135,11 +135,30 @@ function staleness(f: JobFacts, o: Observed): { invisible?: string; staleOwner?:
   };
 }
 
+/**
+ * The owners a finding about this Job hangs on (their opt-out and protection apply to acting on it):
+ * its ConfigMap and the catalogs that own it. Without the ConfigMap, which catalog the Job is for is
+ * unknown (red team 13, J3): the catalogs the stuck Subscriptions it would heal resolve from guard it
+ * — one opted-out catalog of a shared namespace does not hold back the others' (red team 14, J5) —
+ * or, if none names one, all of them.
+ */
+function jobGuards(f: JobFacts, o: Observed): { catalogs: KubeObject[]; guards: Guard[] } {
+  const cm = f.configMap;
+  const all = o.catalogSourceObjects ?? [];
+  const namedByStuck = (): KubeObject[] => {
+    const named = new Set(o.subscribers.filter(isStuckOnUnpack).map((s) => (s.spec as { source?: string } | undefined)?.source));
+    const guarding = all.filter((c) => named.has(c.metadata.name));
+    return guarding.length ? guarding : all;
+  };
+  const catalogs = cm ? all.filter((c) => cm.metadata.ownerReferences?.some((r) => r.kind === 'CatalogSource' && r.uid === c.metadata.uid)) : namedByStuck();
+  return { catalogs, guards: [...(cm ? [target(cm)] : []), ...catalogs.map(target)] };
+}
+
 type JobDecision =
   | { act: Action[] }
   | { defer: string; requeueAfterSeconds?: number }
   /** OLM retries itself (retry interval) but only when it next resolves: nudge these namespaces' stuck Subscriptions not nudged since `since`. */
-  | { nudge: string; namespaces: string[]; since: number }
+  | { nudge: string; namespaces: string[]; since: number; guards: Guard[] }
   | { refuse: string; reason: string; job: KubeObject }
   | { wait: number; why: string }
   | { skip: string };
@@ -199,7 +218,9 @@ export function decideJob(f: JobFacts, o: Observed, ctx: PlanContext): JobDecisi
       if (now < due) return { defer: `OLM retries failed unpacks itself: ${retrying.join(', ')} set ${ANN_UNPACK_RETRY}; olm-medic nudges the Subscriptions when the interval has passed`, requeueAfterSeconds: Math.ceil(due - now) };
       // `since` is when the interval passed: a nudge before it (another Job's, inside the interval)
       // retried nothing and does not count (red team 26, N2/R2).
-      return { nudge: `OLM retries failed unpacks itself (${retrying.join(', ')} set ${ANN_UNPACK_RETRY}) but only when it next resolves`, namespaces: retrying, since: due };
+      // Guarded like the delete it stands in for, and by the Job itself: an opted-out or protected
+      // Job, ConfigMap or catalog is not acted on by a nudge either (red team 29b, G1).
+      return { nudge: `OLM retries failed unpacks itself (${retrying.join(', ')} set ${ANN_UNPACK_RETRY}) but only when it next resolves`, namespaces: retrying, since: due, guards: [target(f.job), ...jobGuards(f, o).guards] };
     }
     const ttl = (f.job.spec as JobSpec | undefined)?.ttlSecondsAfterFinished;
     if (ttl !== undefined && state.finishedAt !== undefined && now < state.finishedAt + ttl + margin) {
@@ -211,17 +232,7 @@ export function decideJob(f: JobFacts, o: Observed, ctx: PlanContext): JobDecisi
   const cm = f.configMap;
   const owner = configMapOwner(f.job)!;
   // The opt-out (and protection) of the owners this finding hangs on applies too (constants.ts).
-  // Without the ConfigMap, which catalog the Job is for is unknown (red team 13, J3): the catalogs the
-  // stuck Subscriptions it would heal resolve from guard it — one opted-out catalog of a shared
-  // namespace does not hold back the others' (red team 14, J5) — or, if none names one, all of them.
-  const all = o.catalogSourceObjects ?? [];
-  const namedByStuck = (): KubeObject[] => {
-    const named = new Set(o.subscribers.filter(isStuckOnUnpack).map((s) => (s.spec as { source?: string } | undefined)?.source));
-    const guarding = all.filter((c) => named.has(c.metadata.name));
-    return guarding.length ? guarding : all;
-  };
-  const catalogs = cm ? all.filter((c) => cm.metadata.ownerReferences?.some((r) => r.kind === 'CatalogSource' && r.uid === c.metadata.uid)) : namedByStuck();
-  const guards: Guard[] = [...(cm ? [target(cm)] : []), ...catalogs.map(target)];
+  const { catalogs, guards } = jobGuards(f, o);
   const actions: Action[] = [
     { verb: 'delete', target: job, guards, propagationPolicy: 'Background', reason: 'UnpackJobDeleted', note: `Deleted bundle-unpack Job ${job.name}: ${reasons.join('; ')}.` },
   ];
@@ -354,7 +365,12 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
       return since.length > 0 && (nudged === undefined || nudged < Math.max(...since));
     });
     if (subs.length) {
-      return { kind: 'act', summary: `nudged ${subs.length} Subscription(s) so OLM retries the failed unpack now`, actions: subs.map((sub) => nudge(sub, ctx.now, `${nudges[0]!.nudge}; touched the Subscription so OLM resolves (and retries the unpack) now instead of at its next resync.`)) };
+      const guardsFor = (sub: KubeObject): Guard[] => nudges.filter((d) => d.namespaces.includes(sub.metadata.namespace!)).flatMap((d) => d.guards);
+      return {
+        kind: 'act',
+        summary: `nudged ${subs.length} Subscription(s) so OLM retries the failed unpack now`,
+        actions: subs.map((sub) => ({ ...nudge(sub, ctx.now, `${nudges[0]!.nudge}; touched the Subscription so OLM resolves (and retries the unpack) now instead of at its next resync.`), guards: guardsFor(sub) })),
+      };
     }
     // Already nudged since those failures; a later failure still inside its interval is waited for below.
     if (!defers.length) return { kind: 'noop', reason: `${nudges[0]!.nudge}; the waiting Subscriptions were already nudged since the failure` };
@@ -381,7 +397,12 @@ function nudgeOwed(sub: KubeObject, o: Observed, ctx: PlanContext): Action | und
   if (!mayBeOwedNudge(sub)) return undefined;
   // Only when no failed unpack-named Job is left at all: a look-alike we refuse to touch may be the cause.
   if (o.failedUnpackNamedJob || o.jobs.some((f) => jobState(f.job).kind === 'failed')) return undefined;
-  return nudge(sub, ctx.now, `BundleUnpackFailed persists but no failed unpack Job remains in ${o.namespace}; touched the Subscription so OLM resolves again.`);
+  // Guarded by the catalog it resolves from (or, not found, the catalog namespace): an opted-out
+  // catalog or a protected catalog namespace is not acted on by a nudge either (red team 29b, G1).
+  const source = (sub.spec as { source?: string } | undefined)?.source;
+  const catalog = (o.catalogSourceObjects ?? []).filter((c) => c.metadata.name === source);
+  const guards: Guard[] = catalog.length ? catalog.map(target) : [{ apiVersion: 'v1', kind: 'Namespace', name: o.namespace }];
+  return { ...nudge(sub, ctx.now, `BundleUnpackFailed persists but no failed unpack Job remains in ${o.namespace}; touched the Subscription so OLM resolves again.`), guards };
 }
 
 /**
