@@ -7,7 +7,7 @@
  *             removes the component label from kept objects
  */
 import type { ResourceTrigger } from '../../shared/events/types.js';
-import type { ObserveContext, RemediationFunction, SweepScope } from '../../shared/core/types.js';
+import type { ObserveContext, RemediationFunction, SweepScope, TargetRef } from '../../shared/core/types.js';
 import type { KubeObject, Reader, Ref } from '../../shared/kube/types.js';
 import { collect } from '../../shared/kube/collect.js';
 import { isKnownKind, resourceFor } from '../../shared/kube/resources.js';
@@ -46,7 +46,7 @@ function targets(t: ResourceTrigger): Ref[] {
   return [];
 }
 
-async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
+async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<TargetRef> {
   for await (const csv of read.list(V1ALPHA1, 'ClusterServiceVersion', scope.namespace ? { namespace: scope.namespace } : {})) {
     if (needsUs(csv)) yield { ...CSV, namespace: csv.metadata.namespace!, name: csv.metadata.name };
   }
@@ -67,7 +67,9 @@ async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
   // Operators are cluster-scoped and their names may be truncated: a scoped sweep takes those whose
   // components touch its namespace.
   for await (const op of read.list(V1, 'Operator')) {
-    if (!scope.namespace || componentsOf(op).refs?.some((r) => r.namespace === scope.namespace)) yield { ...OPERATOR, name: op.metadata.name };
+    // The look then keeps to that namespace (red team 29a, S3: it removed another namespace's leftovers).
+    if (!scope.namespace) yield { ...OPERATOR, name: op.metadata.name };
+    else if (componentsOf(op).refs?.some((r) => r.namespace === scope.namespace)) yield { ...OPERATOR, name: op.metadata.name, scope: scope.namespace };
   }
 }
 
@@ -110,13 +112,13 @@ function componentsOf(op: KubeObject): Components {
   return ((op.status as { components?: Components } | undefined)?.components ?? {}) as Components;
 }
 
-async function observeOperator(ref: Ref, read: Reader, ctx: ObserveContext): Promise<OperatorObserved | undefined> {
+async function observeOperator(ref: TargetRef, read: Reader, ctx: ObserveContext): Promise<OperatorObserved | undefined> {
   const operator = await read.get(ref);
   if (!operator) return undefined;
   const comps = componentsOf(operator);
   // The key OLM reports; never derived from the Operator's name (which may be truncated, §2.2).
   const labelKey = comps.labelSelector?.matchExpressions?.find((e) => e.key?.startsWith(COMPONENT_LABEL_PREFIX) && e.operator === 'Exists')?.key;
-  const base: OperatorObserved = { kind: 'operator', operator, claimants: [], csvs: [], components: [] };
+  const base: OperatorObserved = { kind: 'operator', operator, claimants: [], csvs: [], components: [], ...(ref.scope ? { scope: ref.scope } : {}) };
   if (!labelKey || !isLabelKey(labelKey)) return base;
   const refs = (comps.refs ?? []).filter((r) => typeof r.apiVersion === 'string' && typeof r.kind === 'string' && typeof r.name === 'string');
   // Every Subscription whose component label key is this one still uses the Operator, in whatever
@@ -228,7 +230,7 @@ async function usersOf(obj: KubeObject, subs: KubeObject[], uninstalledCsvs: Kub
   return users;
 }
 
-async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Observed | undefined> {
+async function observe(ref: TargetRef, read: Reader, ctx: ObserveContext): Promise<Observed | undefined> {
   return ref.kind === 'Operator' ? observeOperator(ref, read, ctx) : observeCsv(ref, read);
 }
 

@@ -63,6 +63,12 @@ export interface OperatorObserved {
    */
   /** `since`: the plan's status.startTime (else its creation), seconds: how long OLM has been at it. */
   unfinishedPlans?: { plan: string; namespace: string; csv: string; phase: string; since?: number }[];
+  /**
+   * Looked at by a sweep of this namespace (TargetRef.scope): only that namespace's components (and
+   * cluster-scoped ones attributed to it) are acted on; the Operator object and an automatic
+   * uninstall's decision are left to an unscoped look.
+   */
+  scope?: string;
 }
 
 export type Observed = CsvObserved | OperatorObserved;
@@ -266,7 +272,15 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   // The CSV is deleted first, and with it the evidence (a long-Failed CSV) an automatic decision
   // rests on: record the decision on the Operator first, so the next rounds carry on as if
   // requested — and still stop if a Subscription reappears.
+  // A sweep of one namespace acts on that namespace's part only (red team 29a, S3); where the
+  // Operator has parts elsewhere, it and they are left to an unscoped look.
+  const inScopeNs = (c: Component): boolean => {
+    if (!o.scope) return true;
+    const ns = c.live ? c.live.metadata.namespace : c.ref.namespace;
+    return (ns ?? c.live?.metadata.labels?.[LABEL_OWNER_NAMESPACE]) === o.scope;
+  };
   if (gate.auto) {
+    if (o.components.some((c) => !inScopeNs(c))) return { kind: 'noop', reason: `an automatic uninstall of ${op.metadata.name}, which has parts outside ${o.scope}, is decided by a look at all of it` };
     return {
       kind: 'act',
       summary: `automatic uninstall of operator ${op.metadata.name} started`,
@@ -286,7 +300,7 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   // carries the label is not this operator's to touch.
   const subscribed = new Set(o.claimants.map((s) => s.metadata.namespace!));
   const uninstalled = (ns: string | undefined): boolean => ns !== undefined && namespaceFitsKey(key, ns) && !subscribed.has(ns);
-  const mine = (c: Component): boolean => {
+  const ours = (c: Component): boolean => {
     // Where the object lives, as the apiserver says (a ref's namespace is only a claim).
     const ns = c.live ? c.live.metadata.namespace : c.ref.namespace;
     if (ns) return uninstalled(ns);
@@ -296,6 +310,8 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
     // Attributed by olm.owner.namespace only when its owner is PROVEN gone (observe could look it up).
     return uninstalled(ownerNs) && c.ownerCsvLive === false;
   };
+  const mine = (c: Component): boolean => ours(c) && inScopeNs(c);
+  const elsewhere = o.components.filter((c) => ours(c) && !inScopeNs(c));
   const inScope = o.components.filter(mine);
   const labelled = inScope.filter((c) => c.live && c.live.metadata.labels?.[key] !== undefined);
   const reported = inScope.filter((c) => c.unreadable);
@@ -373,6 +389,10 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
           : `Kept ${where(c)} (olm-medic never deletes ${c.ref.kind}s) and removed label ${key} so OLM does not recreate Operator ${op.metadata.name}.`,
       })),
     };
+  }
+  if (elsewhere.length || (o.scope && subscribed.size)) {
+    // The rest (other namespaces' parts, the Operator object) is for an unscoped look.
+    return { kind: 'noop', reason: `the part of ${op.metadata.name} in ${o.scope} is uninstalled; left to a look at all of it: ${elsewhere.length ? elsewhere.map(where).join(', ') : `the parts ${[...subscribed].join(', ')} still use`}` };
   }
   const foreign = o.components.filter((c) => !mine(c) && c.live?.metadata.labels?.[key] !== undefined && !(c.ref.namespace && subscribed.has(c.ref.namespace)));
   const keptHere = [...stuck.map(where), ...reported.map((c) => `${where(c)} (${c.unreadable})`), ...foreign.map((c) => `${where(c)} (not attributable to this install)`)];

@@ -172,10 +172,12 @@ export function createEngine(deps: EngineDeps): Engine {
   }
 
   async function reconcileKey(fn: AnyFunction, ref: TargetRef, origin: Origin): Promise<Outcome> {
-    const key = `${fn.name}|${refString(ref)}`;
+    // A scoped look is its own target (its re-checks stay scoped); it still runs one at a time with
+    // the unscoped look at the same object.
+    const key = `${fn.name}|${refString(ref)}${ref.scope ? `@${ref.scope}` : ''}`;
     // Re-checks look at live state, never at the claim of the event that started them.
     const live = withoutHint(ref);
-    return mutex.run(key, async () => {
+    return mutex.run(`${fn.name}|${refString(ref)}`, async () => {
       let outcome = await reconcileOnce(fn, ref);
       // Many follow-ups (GC of cluster-scoped objects, finalizer removal) are ready at once: look
       // again right away a few times before falling back to a timer.

@@ -131,6 +131,11 @@ export interface ObserveContext extends PlanContext {
  */
 export interface TargetRef extends Ref {
   hint?: { object: KubeObject };
+  /**
+   * A namespace sweep's scope, for a look at a cluster-scoped object the sweep found through that
+   * namespace (an Operator): the look acts only on what belongs to that namespace. Re-checks keep it.
+   */
+  scope?: string;
 }
 
 /** The coalescing key of a target: its object, and a digest of its hint's whole claim if any. */
@@ -267,7 +272,7 @@ export interface RemediationFunction<O = unknown> {
   kinds: string[];
   /** Which targets an event concerns, from the event alone. Must not do I/O. */
   targets(trigger: ResourceTrigger): TargetRef[];
-  sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref>;
+  sweep(read: Reader, scope: SweepScope): AsyncIterable<TargetRef>;
   observe(target: TargetRef, read: Reader, ctx: ObserveContext): Promise<O | undefined>;
   plan(observed: O, ctx: PlanContext): Plan;
   /** Default options; overridable from the environment. */
