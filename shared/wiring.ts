@@ -74,7 +74,7 @@ export function createRuntime(config: Config, functions: AnyFunction[], o: Runti
     windowSeconds: config.windowSeconds,
   };
   // Optional writes the apiserver refused for good: noted by the executor, seen by the next plans.
-  const refusals = new RefusedWrites();
+  const refusals = new RefusedWrites(1_000, () => now().getTime());
   const execute = createExecutor({
     writer: kube,
     refusals,

@@ -180,7 +180,7 @@ export function planCsv(o: CsvObserved, ctx: PlanContext): Plan {
   // The apiserver refused to delete this very state of it (admission, narrowed RBAC): asking again
   // gets the same answer, and the CSV must not stay Terminating for it (red team 28a F1). Left like
   // an opted-out one; the leftovers sweep tries again once the CSV is gone.
-  const refusedBy = (x: KubeObject): string | undefined => ctx.refusedWrite?.(x.metadata.uid, x.metadata.resourceVersion);
+  const refusedBy = (x: KubeObject): string | undefined => ctx.refusedWrite?.('CsvOwnedObjectDeleted', x.metadata.uid, x.metadata.resourceVersion);
   const kept = pending.filter(optedOut);
   const refused = pending.filter((x) => !optedOut(x) && refusedBy(x) !== undefined);
   const deletable = pending.filter((x) => !optedOut(x) && refusedBy(x) === undefined);

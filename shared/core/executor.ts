@@ -143,10 +143,10 @@ export function createExecutor(deps: ExecutorDeps) {
     for (const action of allowed) {
       let result: ActionResult['result'] | 'gone';
       let held = false;
-      // Refused for good already, in this very state: not sent again (its Warning Event was
-      // recorded when it was refused), and no re-check for it (red team 29a, L1: a plan that does
-      // not read refusals planned it again every 2 s).
-      if (action.optional && !action.releasesOwnFinalizer && deps.refusals?.get(action.target.uid, action.target.resourceVersion) !== undefined) {
+      // Refused for good lately, this write in this very state: not sent again (its Warning Event
+      // was recorded when it was refused), and no re-check for it (red team 29a, L1: a plan that
+      // does not read refusals planned it again every 2 s). RefusedWrites forgets it after a while.
+      if (action.optional && !action.releasesOwnFinalizer && deps.refusals?.get(action.reason, action.target.uid, action.target.resourceVersion) !== undefined) {
         deps.onAction?.(fn, action, 'refused');
         apiRefused.push(action);
         continue;
@@ -165,7 +165,7 @@ export function createExecutor(deps: ExecutorDeps) {
         // for it; the others go on. A required one still fails the whole plan.
         if (e instanceof KubeError && e.lastingRefusal && action.optional && !action.releasesOwnFinalizer) {
           deps.onAction?.(fn, action, 'refused');
-          deps.refusals?.note(action.target.uid, action.target.resourceVersion, `${e.status} ${e.reason}: ${e.message}`);
+          deps.refusals?.note(action.reason, action.target.uid, action.target.resourceVersion, `${e.status} ${e.reason}: ${e.message}`);
           apiRefused.push(action);
           newlyRefused++;
           await recorder.record({

@@ -102,23 +102,39 @@ export class RecentMap<V> {
 
 /**
  * Optional writes the apiserver refused for good (KubeError.lastingRefusal: admission such as
- * Gatekeeper or Kyverno, narrowed RBAC, validation), by the object state they were aimed at: the
- * executor notes them, plans read them (PlanContext.refusedWrite) so they stop asking for the same
- * write (red team 28a F1: a CSV kept Terminating by a cleanup delete refused on every look). In
- * process and bounded: a restart tries each once more; a new resourceVersion is a new state.
+ * Gatekeeper or Kyverno, narrowed RBAC, validation), by the write (its reason: which action) and the
+ * object state it was aimed at: the executor notes them, plans read them (PlanContext.refusedWrite)
+ * so they stop asking for the same write (red team 28a F1: a CSV kept Terminating by a cleanup delete
+ * refused on every look). In process, bounded, and for `ttlMs` only: a refusal may be lifted (RBAC
+ * restored, a policy changed), so after that the same write is tried once more (red team 30, R1: a
+ * leftover refused once was never deleted again). Another action on the same object is its own write.
  */
 export class RefusedWrites {
-  private readonly m: RecentMap<string>;
-  constructor(max = 1_000) {
+  private readonly m: RecentMap<{ answer: string; at: number }>;
+  constructor(
+    max = 1_000,
+    private readonly nowMs: () => number = Date.now,
+    private readonly ttlMs = REFUSAL_MEMORY_MS,
+  ) {
     this.m = new RecentMap(max);
   }
-  note(uid: string | undefined, resourceVersion: string | undefined, answer: string): void {
-    if (uid) this.m.set(`${uid}/${resourceVersion ?? ''}`, answer.slice(0, 300));
+  note(reason: string, uid: string | undefined, resourceVersion: string | undefined, answer: string): void {
+    if (uid) this.m.set(`${reason}/${uid}/${resourceVersion ?? ''}`, { answer: answer.slice(0, 300), at: this.nowMs() });
   }
-  get(uid: string | undefined, resourceVersion: string | undefined): string | undefined {
-    return uid ? this.m.get(`${uid}/${resourceVersion ?? ''}`) : undefined;
+  get(reason: string, uid: string | undefined, resourceVersion: string | undefined): string | undefined {
+    if (!uid) return undefined;
+    const k = `${reason}/${uid}/${resourceVersion ?? ''}`;
+    const e = this.m.get(k);
+    if (e && this.nowMs() - e.at >= this.ttlMs) {
+      this.m.delete(k);
+      return undefined;
+    }
+    return e?.answer;
   }
 }
+
+/** How long a write the apiserver refused for good is not sent again (about two sweeps). */
+export const REFUSAL_MEMORY_MS = 10 * 60_000;
 
 /** Runs tasks with the same key one at a time, so one process never races itself on an object. */
 export class KeyedMutex {

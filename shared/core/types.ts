@@ -108,10 +108,11 @@ export interface PlanContext {
   options: FunctionOptions;
   policy: PlanPolicy;
   /**
-   * The apiserver's answer when an optional write to exactly this object state (uid and
-   * resourceVersion) was refused for good in this process (RefusedWrites); undefined otherwise.
+   * The apiserver's answer when the optional write `reason` (an Action's reason) to exactly this
+   * object state (uid and resourceVersion) was refused for good lately in this process
+   * (RefusedWrites); undefined otherwise.
    */
-  refusedWrite?: (uid: string | undefined, resourceVersion: string | undefined) => string | undefined;
+  refusedWrite?: (reason: string, uid: string | undefined, resourceVersion: string | undefined) => string | undefined;
 }
 
 export const NO_POLICY: PlanPolicy = { dryRun: false, protectedNamespaces: new Set() };
