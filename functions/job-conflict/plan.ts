@@ -301,12 +301,24 @@ function unpackConditioned(sub: KubeObject, failedIn: (state: string | undefined
   return (isTrue(sub, 'BundleUnpackFailed') && failedIn(state)) || (resolving(state) && isTrue(sub, 'BundleUnpacking'));
 }
 
-function nudge(sub: KubeObject, now: Date, note: string): Action {
+/**
+ * The catalog a Subscription resolves from, as a guard (or, not found among the catalog namespace's,
+ * that namespace): an opted-out catalog's Subscriptions are never nudged, whatever Job's finding the
+ * nudge follows (red team 30, N1: one of a sibling catalog's failed Job was).
+ */
+function catalogGuards(sub: KubeObject, o: Observed): Guard[] {
+  const source = (sub.spec as { source?: string } | undefined)?.source;
+  const catalog = (o.catalogSourceObjects ?? []).filter((c) => c.metadata.name === source);
+  return catalog.length ? catalog.map(target) : [{ apiVersion: 'v1', kind: 'Namespace', name: o.namespace }];
+}
+
+function nudge(sub: KubeObject, now: Date, note: string, o: Observed, guards: Guard[] = []): Action {
   return {
     verb: 'patch',
     target: { ...target(sub), resourceVersion: sub.metadata.resourceVersion! },
     // The nudge is optional: an opted-out or protected Subscription is left out, never blocking the fix.
     optional: true,
+    guards: [...guards, ...catalogGuards(sub, o)],
     patch: { metadata: { annotations: { [MEDIC.nudge]: now.toISOString() } } },
     reason: 'SubscriptionNudged',
     note,
@@ -347,7 +359,7 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
     const deleted = actions.filter((a) => a.reason === 'UnpackJobDeleted').map((a) => a.target.name);
     // ... and an upgrade the failed Job blocked (AtLatestKnown with BundleUnpackFailed, red team 24 U1).
     for (const sub of o.subscribers.filter(blockedOnUnpack)) {
-      actions.push(nudge(sub, ctx.now, `Unpack Job ${deleted.map((n) => n.slice(0, 12) + '…').join(', ')} in ${o.namespace} was removed; touched the Subscription so OLM retries now.`));
+      actions.push(nudge(sub, ctx.now, `Unpack Job ${deleted.map((n) => n.slice(0, 12) + '…').join(', ')} in ${o.namespace} was removed; touched the Subscription so OLM retries now.`, o));
     }
     return { kind: 'act', actions, summary: `removed ${deleted.length} stale unpack job(s) in ${o.namespace}` };
   }
@@ -369,7 +381,7 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
       return {
         kind: 'act',
         summary: `nudged ${subs.length} Subscription(s) so OLM retries the failed unpack now`,
-        actions: subs.map((sub) => ({ ...nudge(sub, ctx.now, `${nudges[0]!.nudge}; touched the Subscription so OLM resolves (and retries the unpack) now instead of at its next resync.`), guards: guardsFor(sub) })),
+        actions: subs.map((sub) => nudge(sub, ctx.now, `${nudges[0]!.nudge}; touched the Subscription so OLM resolves (and retries the unpack) now instead of at its next resync.`, o, guardsFor(sub))),
       };
     }
     // Already nudged since those failures; a later failure still inside its interval is waited for below.
@@ -397,12 +409,9 @@ function nudgeOwed(sub: KubeObject, o: Observed, ctx: PlanContext): Action | und
   if (!mayBeOwedNudge(sub)) return undefined;
   // Only when no failed unpack-named Job is left at all: a look-alike we refuse to touch may be the cause.
   if (o.failedUnpackNamedJob || o.jobs.some((f) => jobState(f.job).kind === 'failed')) return undefined;
-  // Guarded by the catalog it resolves from (or, not found, the catalog namespace): an opted-out
-  // catalog or a protected catalog namespace is not acted on by a nudge either (red team 29b, G1).
-  const source = (sub.spec as { source?: string } | undefined)?.source;
-  const catalog = (o.catalogSourceObjects ?? []).filter((c) => c.metadata.name === source);
-  const guards: Guard[] = catalog.length ? catalog.map(target) : [{ apiVersion: 'v1', kind: 'Namespace', name: o.namespace }];
-  return { ...nudge(sub, ctx.now, `BundleUnpackFailed persists but no failed unpack Job remains in ${o.namespace}; touched the Subscription so OLM resolves again.`), guards };
+  // Guarded by the catalog it resolves from (nudge()): an opted-out catalog or a protected catalog
+  // namespace is not acted on by a nudge either (red team 29b, G1).
+  return nudge(sub, ctx.now, `BundleUnpackFailed persists but no failed unpack Job remains in ${o.namespace}; touched the Subscription so OLM resolves again.`, o);
 }
 
 /**
