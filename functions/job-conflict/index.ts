@@ -91,7 +91,7 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
     // A nudge may still be owed: it is guarded by the catalog the Subscription resolves from (its
     // opt-out; red team 29b G1), so read that one CatalogSource.
     const source = (subscription?.spec as { source?: string } | undefined)?.source;
-    if (!subscription || !mayBeOwedNudge(subscription) || !isDnsSubdomain(source)) return base;
+    if (!subscription || !mayBeOwedNudge(subscription, ctx.clock().getTime() / 1000) || !isDnsSubdomain(source)) return base;
     const catalog = await read.get({ apiVersion: V1ALPHA1, kind: 'CatalogSource', namespace, name: source });
     return { ...base, catalogSourceObjects: catalog ? [catalog] : [] };
   }

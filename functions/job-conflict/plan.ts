@@ -406,7 +406,7 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
  * until the condition changes.
  */
 function nudgeOwed(sub: KubeObject, o: Observed, ctx: PlanContext): Action | undefined {
-  if (!mayBeOwedNudge(sub)) return undefined;
+  if (!mayBeOwedNudge(sub, ctx.now.getTime() / 1000)) return undefined;
   // Only when no failed unpack-named Job is left at all: a look-alike we refuse to touch may be the cause.
   if (o.failedUnpackNamedJob || o.jobs.some((f) => jobState(f.job).kind === 'failed')) return undefined;
   // Guarded by the catalog it resolves from (nudge()): an opted-out catalog or a protected catalog
@@ -419,11 +419,15 @@ function nudgeOwed(sub: KubeObject, o: Observed, ctx: PlanContext): Action | und
  * Subscriptions to look at with it): BundleUnpackFailed, not being deleted, not opted out, and not
  * nudged since the failure.
  */
-export function mayBeOwedNudge(sub: KubeObject): boolean {
+export function mayBeOwedNudge(sub: KubeObject, now = Infinity): boolean {
   const failed = condition(sub, 'BundleUnpackFailed');
   if (failed?.status !== 'True') return false;
   if (sub.metadata.deletionTimestamp || sub.metadata.annotations?.[MEDIC.optOut] === 'true') return false;
+  // OLM stamps the condition with its own clock. One ahead of the apiserver's (`now`) would make
+  // every nudge look older than the failure: a nudge per update it causes (red team 31). A failure
+  // dated in the future cannot be ordered against a nudge: any nudge counts (once, not again).
   const since = seconds(failed.lastTransitionTime);
   const nudged = seconds(sub.metadata.annotations?.[MEDIC.nudge]);
+  if (since !== undefined && since > now) return nudged === undefined;
   return nudged === undefined || (since !== undefined && nudged < since);
 }
