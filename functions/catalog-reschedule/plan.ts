@@ -10,7 +10,7 @@ import type { Action, Plan, PlanContext, Target } from '../../shared/core/types.
 import { soonest, target } from '../../shared/core/types.js';
 import type { KubeObject } from '../../shared/kube/types.js';
 import { LABEL_CATALOG_SOURCE, V1ALPHA1 } from '../../shared/olm/constants.js';
-import { condition, seconds } from '../../shared/olm/olm.js';
+import { condition, latestOf, managedWriteTime, seconds } from '../../shared/olm/olm.js';
 
 export interface PodFacts {
   pod: KubeObject;
@@ -100,7 +100,11 @@ function fence(pod: KubeObject, node: KubeObject): { since?: number; seconds?: n
   const secs = tol ? tol.tolerationSeconds : DEFAULT_TOLERATION;
   // Kubernetes counts a NoExecute toleration from when the control plane added the taint (its own
   // clock); the Ready transition may be written by the kubelet with the node's clock. The later wins.
+  // Both may carry kube-controller-manager's clock, which taint eviction counts on (from when IT saw
+  // the taint): bounded by the apiserver's stamp of the controller-manager's last spec write (the
+  // taint; red team 32: a controller-manager 3 min behind made olm-medic act 130 s early).
   const times = [seconds(ready?.lastTransitionTime), seconds(taint?.timeAdded)].filter((x): x is number => x !== undefined);
+  if (times.length && taint) times.push(managedWriteTime(node, 'spec', 'kube-controller-manager') ?? times[0]!);
   return { ...(times.length ? { since: Math.max(...times) } : {}), ...(secs !== undefined ? { seconds: Math.max(0, secs) } : {}), key, tainted: taint !== undefined };
 }
 
@@ -135,7 +139,11 @@ export function decidePod(f: PodFacts, o: Observed, ctx: PlanContext): PodDecisi
     why = `node ${o.nodeName} no longer exists (missing for over ${quarantine}s)`;
   } else if (outOfService) why = `node ${o.nodeName} is tainted ${OUT_OF_SERVICE}`;
   else if (disruption?.status === 'True') {
-    const since = seconds(disruption.lastTransitionTime) ?? now;
+    // The condition carries taint eviction's clock; the delete that follows it is stamped by the
+    // apiserver (deletionTimestamp minus the grace it was asked with): the later counts (red team 32).
+    const grace = pod.metadata.deletionGracePeriodSeconds;
+    const deleteAsked = seconds(pod.metadata.deletionTimestamp) !== undefined && typeof grace === 'number' ? seconds(pod.metadata.deletionTimestamp)! - grace : undefined;
+    const since = latestOf(seconds(disruption.lastTransitionTime), deleteAsked) ?? now;
     if (pod.metadata.deletionTimestamp && now < since + olmGrace) {
       return { defer: `pod has DisruptionTarget=True (${disruption.reason ?? ''}); OLM v0.29+ force-deletes such pods itself`, wait: Math.ceil(since + olmGrace - now) };
     }

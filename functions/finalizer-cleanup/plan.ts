@@ -242,9 +242,13 @@ function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: 
   const now = ctx.now.getTime() / 1000;
   const grace = Number(ctx.options.failedCsvGraceSeconds ?? defaults.failedCsvGraceSeconds);
   // Only a CSV in a namespace the key can name is evidence about THIS operator.
+  // OLM stamps the phase transition with its own clock: never older than the CSV itself, which the
+  // apiserver stamped (red team 31: an olm-operator clock 2 h behind started an automatic uninstall
+  // of a CSV created 10 min before).
   const failedLong = o.csvs.filter((c) => {
     const st = c.status as { phase?: string; lastTransitionTime?: string } | undefined;
-    return namespaceFitsKey(o.labelKey ?? '', c.metadata.namespace ?? '') && st?.phase === 'Failed' && (seconds(st.lastTransitionTime) ?? now) + grace <= now;
+    const failedAt = Math.max(seconds(st?.lastTransitionTime) ?? now, seconds(c.metadata.creationTimestamp) ?? now);
+    return namespaceFitsKey(o.labelKey ?? '', c.metadata.namespace ?? '') && st?.phase === 'Failed' && failedAt + grace <= now;
   });
   if (!failedLong.length) return { go: false, noop: 'no Subscription, but no long-failed CSV either' };
   // Keys of two installs can collide (one Operator object for both): a failed install says nothing

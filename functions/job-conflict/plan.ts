@@ -8,7 +8,7 @@ import type { Action, Guard, Plan, PlanContext, Target } from '../../shared/core
 import { soonest, target } from '../../shared/core/types.js';
 import type { KubeObject, OwnerReference } from '../../shared/kube/types.js';
 import { ANN_UNPACK_RETRY, LABEL_MANAGED, LABEL_UNPACK_REF, MEDIC, V1ALPHA1 } from '../../shared/olm/constants.js';
-import { condition, isTrue, isUnpackJobName, jobBelongsToConfigMap, seconds } from '../../shared/olm/olm.js';
+import { condition, isTrue, isUnpackJobName, jobBelongsToConfigMap, latestOf, managedWriteTime, seconds } from '../../shared/olm/olm.js';
 
 export interface JobFacts {
   job: KubeObject;
@@ -98,20 +98,26 @@ export type JobState =
   | { kind: 'running'; deadlineAt?: number };
 
 export function jobState(job: KubeObject): JobState {
+  // The Job controller stamps its times with kube-controller-manager's clock, and counts the Job's
+  // deadline and TTL on that same clock. Against the apiserver's (olm-medic's) they are bounded by
+  // times the apiserver stamped: the Job's creation, and its last status write (red team 32: a
+  // controller-manager 10 min behind made a running Job look past its deadline, and cut the TTL short).
+  const created = seconds(job.metadata.creationTimestamp);
+  const finished = (t: string | undefined): number | undefined => (t === undefined ? undefined : latestOf(seconds(t), created, managedWriteTime(job, 'status')));
   const failed = condition(job, 'Failed');
   if (failed?.status === 'True') {
-    return { kind: 'failed', why: `${failed.reason ?? 'Failed'}: ${failed.message ?? ''}`.trim(), finishedAt: seconds(failed.lastTransitionTime) };
+    return { kind: 'failed', why: `${failed.reason ?? 'Failed'}: ${failed.message ?? ''}`.trim(), finishedAt: finished(failed.lastTransitionTime) };
   }
   if (isTrue(job, 'Complete')) {
     const st = job.status as JobStatus | undefined;
-    return { kind: 'complete', finishedAt: seconds(st?.completionTime ?? condition(job, 'Complete')?.lastTransitionTime) };
+    return { kind: 'complete', finishedAt: finished(st?.completionTime ?? condition(job, 'Complete')?.lastTransitionTime) };
   }
   const spec = job.spec as JobSpec | undefined;
   const st = job.status as JobStatus | undefined;
   // A suspended Job (e.g. queued by Kueue) has not started; its deadline counts from
   // status.startTime only (the job controller resets it on resume), never from creation.
   if (spec?.suspend === true) return { kind: 'suspended' };
-  const started = seconds(st?.startTime);
+  const started = st?.startTime === undefined ? undefined : latestOf(seconds(st.startTime), created);
   const deadline = spec?.activeDeadlineSeconds;
   return { kind: 'running', ...(deadline && started !== undefined ? { deadlineAt: started + deadline } : {}) };
 }

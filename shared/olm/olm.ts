@@ -89,6 +89,33 @@ export function seconds(iso: string | undefined): number | undefined {
   return Number.isNaN(t) ? undefined : t / 1000;
 }
 
+/**
+ * The latest time the APISERVER stamped on a write to `obj` (metadata.managedFields[].time), among
+ * the entries of `manager` (any, if undefined) that are (`status`) or are not (`spec`) writes to the
+ * status subresource; undefined if there is none. A controller's own timestamps (a Job's Failed
+ * transition, a taint's timeAdded) carry ITS clock; the write that carried them happened no later
+ * than this, on the clock olm-medic's deadlines use (red team 32).
+ */
+export function managedWriteTime(obj: KubeObject, where: 'status' | 'spec', manager?: string): number | undefined {
+  const entries = (obj.metadata as { managedFields?: unknown }).managedFields;
+  if (!Array.isArray(entries)) return undefined;
+  let latest: number | undefined;
+  for (const e of entries as { manager?: unknown; time?: unknown; subresource?: unknown }[]) {
+    if (!e || typeof e !== 'object' || typeof e.time !== 'string') continue;
+    if (manager !== undefined && e.manager !== manager) continue;
+    if ((e.subresource === 'status') !== (where === 'status')) continue;
+    const t = seconds(e.time);
+    if (t !== undefined && (latest === undefined || t > latest)) latest = t;
+  }
+  return latest;
+}
+
+/** The latest of some times (seconds), ignoring the unknown ones; undefined if all are. */
+export function latestOf(...ts: (number | undefined)[]): number | undefined {
+  const known = ts.filter((t): t is number => t !== undefined && Number.isFinite(t));
+  return known.length ? Math.max(...known) : undefined;
+}
+
 /** Go's duration units in nanoseconds (time.unitMap: "µs" is U+00B5, "μs" U+03BC). */
 const GO_UNIT_NS: Record<string, bigint> = { ns: 1n, us: 1_000n, '\u00b5s': 1_000n, '\u03bcs': 1_000n, ms: 1_000_000n, s: 1_000_000_000n, m: 60_000_000_000n, h: 3_600_000_000_000n };
 const GO_MAX = 1n << 63n;

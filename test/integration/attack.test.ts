@@ -544,8 +544,11 @@ describe('safe', () => {
     const jobObj = olm.unpackJob({ namespace: s.cat, image, configMapUid: cm.metadata.uid!, variant: 'no-ref-label', activeDeadlineSeconds: 600 });
     jobObj.spec.suspend = true;
     let suspended = await create(jobObj);
-    suspended = await c.setStatus(suspended, { startTime: new Date(Date.now() - 120 * MIN).toISOString().replace(/\.\d+Z$/, 'Z') });
-    const out = await send(runtime([jobConflict]), 'add', suspended);
+    suspended = await c.setStatus(suspended, { startTime: new Date(Date.now()).toISOString().replace(/\.\d+Z$/, 'Z') });
+    // The Jobs start now on the apiserver's clock; olm-medic looks 120 min later (a runtime clock set
+    // ahead: a backdated startTime would be bounded by the Job's creation, which the apiserver stamps).
+    const later = { now: () => new Date(Date.now() + 120 * MIN) };
+    const out = await send(runtime([jobConflict], {}, later), 'add', suspended);
     expect(out.map((o) => o.status), JSON.stringify(out)).toEqual(['noop']);
     expect((await live(suspended))?.metadata.uid).toBe(suspended.metadata.uid);
     expect(writesIn(s.cat)).toEqual([]);
@@ -553,8 +556,8 @@ describe('safe', () => {
     const image3 = `quay.io/x/w@sha256:${hex(64)}`;
     const cm3 = await create(olm.unpackConfigMap({ namespace: s.cat, image: image3, catalogSourceName: CATALOG, catalogSourceUid: s.catsrc.metadata.uid!, managedLabel: true }));
     let running = await create(olm.unpackJob({ namespace: s.cat, image: image3, configMapUid: cm3.metadata.uid!, variant: 'no-ref-label', activeDeadlineSeconds: 600 }));
-    running = await c.setStatus(running, { startTime: new Date(Date.now() - 120 * MIN).toISOString().replace(/\.\d+Z$/, 'Z'), active: 1 });
-    expect((await send(runtime([jobConflict]), 'add', running)).map((o) => o.status)).toEqual(['acted']);
+    running = await c.setStatus(running, { startTime: new Date(Date.now()).toISOString().replace(/\.\d+Z$/, 'Z'), active: 1 });
+    expect((await send(runtime([jobConflict], {}, later), 'add', running)).map((o) => o.status)).toEqual(['acted']);
   });
 
   it('S5 job-conflict: a hash-named Job with no ConfigMap owner (not OLM\'s) is untouched even when Failed', async () => {

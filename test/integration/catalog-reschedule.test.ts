@@ -233,14 +233,17 @@ describe('catalog-reschedule: catalog pod stuck Terminating on a NotReady node',
 
   it('DisruptionTarget=True older than olmGraceSeconds (60 s): acts, even inside the node fence', async () => {
     const ns = await c.namespace('cat');
-    const now = new Date();
-    const n = await deadNode(`dt-${ns}`, { ready: 'Unknown', since: new Date(now.getTime() - 90_000) });
+    const start = new Date();
+    const n = await deadNode(`dt-${ns}`, { ready: 'Unknown', since: start });
     const cat = await stuckCatalogPod(ns, n.metadata.name, { terminating: false });
     // The taint manager marks the pod, then deletes it (the deletion never completes without a kubelet).
-    await c.setStatus(cat.pod, { conditions: [podConditionDisruptionTarget('DeletionByTaintManager', new Date(now.getTime() - 90_000))] });
+    await c.setStatus(cat.pod, { conditions: [podConditionDisruptionTarget('DeletionByTaintManager', start)] });
     await c.admin.delete(refOf(cat.pod), { uid: cat.pod.metadata.uid!, gracePeriodSeconds: 3600, dryRun: false });
     const pod = (await c.get(refOf(cat.pod)))!;
     expect(pod.metadata.deletionTimestamp).toBeDefined();
+    // olm-medic looks 90 s after the delete the apiserver stamped (deletionTimestamp minus the grace):
+    // past olmGraceSeconds, still inside the node's 300 s fence.
+    const now = new Date(Date.parse(pod.metadata.deletionTimestamp!) - 3600_000 + 90_000);
     const out = await send(runtime(now), 'update', pod);
     expect(out.map((o) => o.status)).toEqual(['acted']);
     await expectForceDeleted({ ...cat, pod }, /DisruptionTarget=True \(DeletionByTaintManager\)/);
@@ -248,12 +251,14 @@ describe('catalog-reschedule: catalog pod stuck Terminating on a NotReady node',
 
   it('twin: DisruptionTarget=True newer than olmGraceSeconds: deferred to OLM (Event DeferredToOlm), untouched', async () => {
     const ns = await c.namespace('cat');
-    const now = new Date();
-    const n = await deadNode(`dt-${ns}`, { ready: 'Unknown', since: new Date(now.getTime() - 10 * MIN) });
+    const start = new Date();
+    const n = await deadNode(`dt-${ns}`, { ready: 'Unknown', since: new Date(start.getTime() - 10 * MIN) });
     const cat = await stuckCatalogPod(ns, n.metadata.name, { terminating: false });
-    await c.setStatus(cat.pod, { conditions: [podConditionDisruptionTarget('DeletionByTaintManager', new Date(now.getTime() - 10_000))] });
+    await c.setStatus(cat.pod, { conditions: [podConditionDisruptionTarget('DeletionByTaintManager', start)] });
     await c.admin.delete(refOf(cat.pod), { uid: cat.pod.metadata.uid!, gracePeriodSeconds: 3600, dryRun: false });
     const pod = (await c.get(refOf(cat.pod)))!;
+    // olm-medic looks 10 s after the delete the apiserver stamped: inside olmGraceSeconds (60 s).
+    const now = new Date(Date.parse(pod.metadata.deletionTimestamp!) - 3600_000 + 10_000);
     const out = await send(runtime(now), 'update', pod);
     expect(out).toHaveLength(1);
     expect(out[0]).toMatchObject({ status: 'deferred' });

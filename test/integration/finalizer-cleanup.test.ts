@@ -64,6 +64,9 @@ function runtime(env: Record<string, string> = {}, now?: () => Date): Runtime {
   return rt;
 }
 
+/** olm-medic's clock 2 h after the apiserver's: for scenes that need an object to be old. */
+const twoHoursLater = (): Date => new Date(Date.now() + 2 * HOUR);
+
 const asObj = (o: Obj): KubeObject => o as KubeObject;
 const refOf = (o: KubeObject): Ref => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}) });
 const live = (o: KubeObject) => c.get(refOf(o));
@@ -644,8 +647,10 @@ describe('finalizer-cleanup B: uninstall leftovers', () => {
 
   it('twin: without annotation or opt-in, a long-Failed CSV only gets a Warning Event UninstallLeftoversKept with guidance', async () => {
     const ns = await c.namespace('fcb');
-    const l = await leftovers(ns, { since: new Date(Date.now() - 2 * HOUR) });
-    const out = await send(runtime({ OLM_MEDIC_FINALIZER_CLEANUP_FAILED_CSV_GRACE_SECONDS: '600' }), 'update', l.operator);
+    // The CSV is created and fails now on the apiserver's clock; olm-medic looks 2 h later (a backdated
+    // phase transition would be bounded by the CSV's creation, which the apiserver stamps).
+    const l = await leftovers(ns, { since: new Date() });
+    const out = await send(runtime({ OLM_MEDIC_FINALIZER_CLEANUP_FAILED_CSV_GRACE_SECONDS: '600' }, twoHoursLater), 'update', l.operator);
     expect(out.map((o) => o.status)).toEqual(['refused']);
     await expectNothingTouched(l);
     const events = await clusterEvents(l.opName);
@@ -689,9 +694,9 @@ describe('finalizer-cleanup B: uninstall leftovers', () => {
 
   it('opt-in autoUninstall: no Subscription and the CSV Failed longer than failedCsvGraceSeconds: cleaned up without annotation', async () => {
     const ns = await c.namespace('fcb');
-    const l = await leftovers(ns, { since: new Date(Date.now() - 2 * HOUR) });
+    const l = await leftovers(ns, { since: new Date() });
     expect(l.operator.metadata.annotations?.['olm-medic.io/uninstall']).toBeUndefined();
-    const rt = runtime({ OLM_MEDIC_FINALIZER_CLEANUP_AUTO_UNINSTALL: 'true', OLM_MEDIC_FINALIZER_CLEANUP_FAILED_CSV_GRACE_SECONDS: '600' });
+    const rt = runtime({ OLM_MEDIC_FINALIZER_CLEANUP_AUTO_UNINSTALL: 'true', OLM_MEDIC_FINALIZER_CLEANUP_FAILED_CSV_GRACE_SECONDS: '600' }, twoHoursLater);
     const out = await send(rt, 'update', l.operator);
     expect(out.map((o) => o.status)).toEqual(['acted']);
     await expectUninstalled(l, { auto: true });

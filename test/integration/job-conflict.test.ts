@@ -49,8 +49,8 @@ afterEach(() => {
   // Requeue/defer plans schedule in-process timers; stop them.
   for (const rt of runtimes.splice(0)) rt.engine.close();
 });
-function runtime(env: Record<string, string> = {}): Runtime {
-  const rt = c.runtime([jobConflict], env);
+function runtime(env: Record<string, string> = {}, overrides: { now?: () => Date } = {}): Runtime {
+  const rt = c.runtime([jobConflict], env, overrides);
   runtimes.push(rt);
   return rt;
 }
@@ -212,11 +212,12 @@ async function scenario(o: ScenarioOptions): Promise<Scenario> {
   return { ...s, all: [catsrc, cm, job, role, roleBinding, subA, ipA, subB] };
 }
 
-function expectNudged(sub: KubeObject | undefined, since: number): void {
+/** The Subscription carries a nudge stamped between `since` and now (olm-medic's clock, `ahead` ms past the host's). */
+function expectNudged(sub: KubeObject | undefined, since: number, ahead = 0): void {
   const at = sub?.metadata.annotations?.[NUDGE];
   expect(at, 'olm-medic.io/nudged-at on the stuck Subscription').toBeDefined();
-  expect(Date.parse(at!)).toBeGreaterThanOrEqual(since - 1000);
-  expect(Date.parse(at!)).toBeLessThanOrEqual(Date.now() + 1000);
+  expect(Date.parse(at!)).toBeGreaterThanOrEqual(since + ahead - 1000);
+  expect(Date.parse(at!)).toBeLessThanOrEqual(Date.now() + ahead + 1000);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -514,15 +515,19 @@ describe('job-conflict twins: one safety condition fails', () => {
   });
 
   it('... interval passed: OLM would retry only at its next resync (up to ~18 min), so the stuck Subscription is nudged now and the Job is left to OLM (once)', async () => {
-    const s = await scenario({ job: { kind: 'failed', at: minutesAgo(50) }, ogBAnnotations: { [olm.UNPACK_RETRY_ANNOTATION]: '10m' } });
+    // The Job fails now on the apiserver's clock and olm-medic looks 50 min later (a runtime clock set
+    // ahead: a backdated failure would be bounded by the Job's creation and status write).
+    const s = await scenario({ job: { kind: 'failed', at: new Date() }, ogBAnnotations: { [olm.UNPACK_RETRY_ANNOTATION]: '10m' } });
+    const ahead = 50 * 60_000;
+    const later = { now: () => new Date(Date.now() + ahead) };
     const t0 = Date.now();
-    const out = await send(runtime(), 'update', s.subB);
+    const out = await send(runtime({}, later), 'update', s.subB);
     expect(out).toEqual([expect.objectContaining({ status: 'acted' })]);
     expect(await live(s.job)).toBeDefined();
-    expectNudged(await live(s.subB), t0);
+    expectNudged(await live(s.subB), t0, ahead);
     expect(writeSummary(s.cat, s.nsA, s.nsB)).toEqual([`patch subscriptions/${PKG} 200`]);
     // nudged since the failure: a second event changes nothing
-    expect((await send(runtime(), 'update', (await live(s.subB))!)).map((o) => o.status)).toEqual(['noop']);
+    expect((await send(runtime({}, later), 'update', (await live(s.subB))!)).map((o) => o.status)).toEqual(['noop']);
   });
 
   it('a retry interval on a namespace that is not waiting for the bundle (A) does not make OLM retry for B: acts', async () => {

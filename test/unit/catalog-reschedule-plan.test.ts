@@ -51,7 +51,10 @@ function pod(o: PodOpts = {}): PodFacts & { pod: KubeObject } {
   if (o.controller === false) b.metadata.ownerReferences[0].controller = false;
   if (o.tolerationSeconds !== undefined) for (const t of b.spec.tolerations) t.tolerationSeconds = o.tolerationSeconds;
   if (o.disruptionAgo !== undefined) b.status = { conditions: [podConditionDisruptionTarget('DeletionByTaintManager', ago(o.disruptionAgo))] };
-  const p = live(b, o.terminating === false ? {} : { deletionTimestamp: rfc3339(ago(10)), deletionGracePeriodSeconds: 30 });
+  // Taint eviction marks DisruptionTarget and deletes the pod at once: the delete (deletionTimestamp
+  // minus its 30 s grace) is as old as the condition.
+  const deleteAsked = o.disruptionAgo ?? 40;
+  const p = live(b, o.terminating === false ? {} : { deletionTimestamp: rfc3339(ago(deleteAsked - 30)), deletionGracePeriodSeconds: 30 });
   return { pod: p, catalogSource: cs };
 }
 
@@ -163,6 +166,14 @@ describe('catalog-reschedule plan: decision table', () => {
     // ...but a node that is gone, or out-of-service, still fences it out
     expect(plan({ ...obs(undefined, f), nodeMissingSince: NOW.getTime() / 1000 - 100 }, ctx()).kind).toBe('act');
     expect(plan(obs(unknownNode(10, [taintUnreachable(ago(10)), taintOutOfService()]), f), ctx()).kind).toBe('act');
+  });
+
+  it("a DisruptionTarget dated by a controller-manager clock behind counts from the delete the apiserver stamped (red team 32)", () => {
+    // Condition 90 s old by the controller-manager's clock; the delete it made was asked 20 s ago by
+    // the apiserver's (deletionTimestamp minus the 30 s grace): OLM's own 60 s grace has 40 s to go.
+    const f = pod({ cs, disruptionAgo: 90 });
+    f.pod.metadata = { ...f.pod.metadata, deletionTimestamp: rfc3339(ago(-10)), deletionGracePeriodSeconds: 30 };
+    expect(plan(obs(unknownNode(90), f), ctx())).toMatchObject({ kind: 'defer', requeueAfterSeconds: 40 });
   });
 
   it('carries the uid (and resourceVersion) preconditions of the observed pod', () => {
