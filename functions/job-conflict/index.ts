@@ -106,8 +106,11 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
     // Filtered while streaming the (paginated) list: only this catalog's subscribers are kept in memory.
     // Shared with concurrent stuck reconciles (a burst): read through, nothing awaited in the loop.
     const subscribers: KubeObject[] = [];
+    // Namespaces with a Subscription of another catalog namespace (its failed unpack marks them too).
+    const foreign = new Set<string>();
     for await (const s of read.list(V1ALPHA1, 'Subscription', { shared: true })) {
       if ((s.spec as { sourceNamespace?: string } | undefined)?.sourceNamespace === namespace) subscribers.push(s);
+      else foreign.add(s.metadata.namespace!);
     }
     const retryIntervals: Record<string, number> = {};
     const namespaces = new Set(subscribers.map((s) => s.metadata.namespace!));
@@ -134,7 +137,8 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
       // An interval OLM never reads (the namespace is not resolved) sets no deadline (red team 26, R1).
       else if (retry !== undefined && retry > 0) retryIntervals[ns] = retry;
     }
-    return { subscribers, retryIntervals, unresolved };
+    const foreignNamespaces = [...namespaces].filter((ns) => foreign.has(ns));
+    return { subscribers, retryIntervals, unresolved, foreignNamespaces };
   })();
   const cascade = (async () => {
     if (!(ref.kind === 'Job' && jobState(facts[0]!.job).kind === 'failed' && facts[0]!.configMap)) return;
@@ -153,14 +157,14 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
   // Failed Jobs (including any the cascade adds, whose ConfigMap is the first one's) need the InstallPlans.
   const plans = facts.some((f) => jobState(f.job).kind === 'failed') ? installPlanFacts(read, namespace) : undefined;
   // One Promise.all for all of them: a failure of one never leaves another's rejection unhandled.
-  const [{ catalogSourceObjects, olmLabelsObjects }, { subscribers, retryIntervals, unresolved }, , p] = await Promise.all([catalogFacts, subscriberFacts, cascade, plans]);
+  const [{ catalogSourceObjects, olmLabelsObjects }, { subscribers, retryIntervals, unresolved, foreignNamespaces }, , p] = await Promise.all([catalogFacts, subscriberFacts, cascade, plans]);
   const catalogSources = catalogSourceObjects.map((c) => c.metadata.name);
   let legacyFailedPlans: Record<string, string[]> | undefined;
   if (p) {
     legacyFailedPlans = p.legacyFailed;
     for (const f of facts) f.configMapInUse = f.configMap ? p.inUse.has(f.configMap.metadata.name) : false;
   }
-  return { ...base, catalogSources, catalogSourceObjects, olmLabelsObjects, subscribers, retryIntervals, ...(unresolved.length ? { unresolved } : {}), ...(legacyFailedPlans ? { legacyFailedPlans } : {}), ...(dependents ? { dependents } : {}) };
+  return { ...base, catalogSources, catalogSourceObjects, olmLabelsObjects, subscribers, retryIntervals, ...(unresolved.length ? { unresolved } : {}), ...(foreignNamespaces.length ? { foreignNamespaces } : {}), ...(legacyFailedPlans ? { legacyFailedPlans } : {}), ...(dependents ? { dependents } : {}) };
 }
 
 /** A Job as a dependent the garbage collector would find by its owners' uids (none: not one). */

@@ -48,6 +48,12 @@ export interface Observed {
    * conditions are whatever OLM last wrote (red team 24 W3, 25 T1). They record no retry interval.
    */
   unresolved?: string[];
+  /**
+   * Subscriber namespaces that also hold a Subscription resolving from another catalog namespace.
+   * OLM writes BundleUnpackFailed on every Subscription of a namespace whose resolution failed,
+   * whichever catalog's unpack failed (catalog/operator.go v0.46.0:1399-1467).
+   */
+  foreignNamespaces?: string[];
   /** The Subscription whose event this is (Subscription-triggered checks). */
   subscription?: KubeObject;
   /** Any Failed Job with an unpack-hash name exists in the namespace, ours or a look-alike. */
@@ -160,6 +166,29 @@ function jobGuards(f: JobFacts, o: Observed): { catalogs: KubeObject[]; guards: 
   return { catalogs, guards: [...(cm ? [target(cm)] : []), ...catalogs.map(target)] };
 }
 
+/**
+ * Subscriber namespaces where a Subscription resolves from another catalog than the Job's (the
+ * CatalogSource owning its ConfigMap; unknown: any namespace whose Subscriptions name two catalogs),
+ * in this catalog namespace or another.
+ */
+function otherCatalogNamespaces(f: JobFacts, o: Observed): Set<string> {
+  const mixed = new Set(o.foreignNamespaces ?? []);
+  const source = (s: KubeObject): string | undefined => (s.spec as { source?: string } | undefined)?.source;
+  const owners = new Set((f.configMap?.metadata.ownerReferences ?? []).filter((r) => r.kind === 'CatalogSource').map((r) => r.uid));
+  const jobCatalogs = new Set((o.catalogSourceObjects ?? []).filter((c) => owners.has(c.metadata.uid ?? '')).map((c) => c.metadata.name));
+  if (jobCatalogs.size) {
+    for (const s of o.subscribers) if (!jobCatalogs.has(source(s) ?? '')) mixed.add(s.metadata.namespace!);
+  } else {
+    const seen = new Map<string, string | undefined>();
+    for (const s of o.subscribers) {
+      const ns = s.metadata.namespace!;
+      if (seen.has(ns) && seen.get(ns) !== source(s)) mixed.add(ns);
+      seen.set(ns, source(s));
+    }
+  }
+  return mixed;
+}
+
 type JobDecision =
   | { act: Action[] }
   | { defer: string; requeueAfterSeconds?: number }
@@ -215,7 +244,12 @@ export function decideJob(f: JobFacts, o: Observed, ctx: PlanContext): JobDecisi
     // malformed interval) waits on no unpack and must not cancel another's interval (red team 23, W1).
     // OLM's conditions count only before a plan for the next CSV exists (they linger on a Subscription
     // a resolution updated: red team 25, L1); an upgrade the Job blocks stays AtLatestKnown (U1).
-    const unretried = [...new Set(o.subscribers.filter(marksUnpackWait).map((s) => s.metadata.namespace!))].filter((ns) => !(ns in o.retryIntervals) && !(o.unresolved ?? []).includes(ns));
+    // Nor does one whose condition another catalog's failed unpack may have written: OLM marks every
+    // Subscription of the namespace it failed to resolve, and an installed Subscription with nothing to
+    // upgrade (AtLatestKnown) then looks like an upgrade this Job blocks (red team 26, C1). Such a
+    // namespace waits behind the intervals instead; OLM's retry Job for them unblocks it too.
+    const mixed = otherCatalogNamespaces(f, o);
+    const unretried = [...new Set(o.subscribers.filter(marksUnpackWait).map((s) => s.metadata.namespace!))].filter((ns) => !(ns in o.retryIntervals) && !(o.unresolved ?? []).includes(ns) && !mixed.has(ns));
     if (retrying.length && unretried.length === 0) {
       const failedAt = state.finishedAt ?? now;
       const due = failedAt + Math.min(...retrying.map((ns) => o.retryIntervals[ns]!));
