@@ -93,6 +93,9 @@ export function scene(now: Date) {
   return { ago, k, catsrc, configMap, og, failedJob, waitingSub, blockedUpgrade, ctx, octx };
 }
 
+/** A name as tests write it: the unpack Job's or ConfigMap's (HASH) as `hash`. */
+export const shortName = (name: string): string => (name === HASH ? 'hash' : name);
+
 /** A plan's writes as `verb Kind/namespace/name` (the unpack Job's or ConfigMap's name as `hash`); any other plan as its kind. */
 export const writes = (p: Plan): string[] =>
-  p.kind === 'act' ? p.actions.map((a) => `${a.verb} ${a.target.kind}/${a.target.namespace}/${a.target.name === HASH ? 'hash' : a.target.name}`) : [`${p.kind}`];
+  p.kind === 'act' ? p.actions.map((a) => `${a.verb} ${a.target.kind}/${a.target.namespace}/${shortName(a.target.name)}`) : [`${p.kind}`];

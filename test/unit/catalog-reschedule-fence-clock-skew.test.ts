@@ -18,14 +18,10 @@
  * transition read "380 s ago". The registry pod tolerates unreachable for 300 s (DefaultTolerationSeconds).
  * The node may come back any second; olm-medic force-deletes its catalog pod 130 s early.
  */
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { allFunctions } from '../../functions/index.js';
-import { loadConfig } from '../../shared/core/config.js';
-import type { ResourceTrigger } from '../../shared/events/types.js';
-import type { DeleteOptions, Kube, KubeObject, ListOptions, Ref } from '../../shared/kube/types.js';
-import { createRuntime } from '../../shared/wiring.js';
+import type { KubeObject } from '../../shared/kube/types.js';
 import { catalogPod, catalogSource, defaultPodTolerations, node, rfc3339, taintUnreachable } from '../fixtures/olm-objects.js';
+import { handleOnce, noPatchExpected, objectUpdate, recordingKube } from '../support/fake-runtime.js';
 
 const NOW = new Date('2026-03-01T12:00:00Z');
 const ago = (s: number): Date => new Date(NOW.getTime() - s * 1000);
@@ -68,44 +64,9 @@ function unreachableNode(skew: number): KubeObject {
 async function handle(skew: number) {
   const p = pod(skew);
   const n = unreachableNode(skew);
-  const deletes: { ref: Ref; opts: DeleteOptions }[] = [];
-  const kube: Kube = {
-    async get<T extends KubeObject>(ref: Ref): Promise<T | undefined> {
-      if (ref.kind === 'Node' && ref.name === NODE) return n as T;
-      if (ref.kind === 'CatalogSource' && ref.namespace === NS && ref.name === 'operatorhubio-catalog') return cs as T;
-      if (ref.kind === 'Pod' && ref.namespace === NS && ref.name === p.metadata.name) return p as T;
-      return undefined;
-    },
-    async *list<T extends KubeObject>(_a: string, kind: string, _o?: ListOptions): AsyncIterable<T> {
-      if (kind === 'Pod') yield p as T;
-    },
-    async delete(ref, opts) {
-      deletes.push({ ref, opts });
-      return 'deleted';
-    },
-    async mergePatch() {
-      throw new Error('no patch expected');
-    },
-    async create(o) {
-      return o;
-    },
-    serverNow: () => NOW,
-  };
-  const ev: ResourceTrigger = {
-    kind: 'resource',
-    verb: 'update',
-    mode: 'resource',
-    ref: { apiVersion: 'v1', kind: 'Pod', namespace: NS, name: p.metadata.name },
-    object: p,
-    meta: { id: 'e1', source: 'https://10.96.0.1:443', type: 'dev.knative.apiserver.resource.update' },
-  };
-  const rt = createRuntime(loadConfig({}, allFunctions), allFunctions, { kube, now: () => NOW, log: pino({ level: 'silent' }) });
-  try {
-    const outcomes = await rt.engine.handle(ev);
-    return { outcomes, deletes };
-  } finally {
-    rt.engine.close();
-  }
+  const { kube, deletes } = recordingKube([n, cs, p], { now: () => NOW, mergePatch: noPatchExpected });
+  const outcomes = await handleOnce(kube, { now: () => NOW }, objectUpdate(p));
+  return { outcomes, deletes };
 }
 
 describe('red team 32 S3: the node-loss fence is not shortened by a kube-controller-manager clock behind the apiserver', () => {

@@ -10,14 +10,10 @@
  * the new pod is force-deleted (grace 0) seconds after the second loss — before PodGC's own 40 s
  * quarantine and olm-medic's 90 s nodeGoneQuarantineSeconds, while the node may still re-register.
  */
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { allFunctions } from '../../functions/index.js';
-import { loadConfig } from '../../shared/core/config.js';
-import type { ResourceTrigger } from '../../shared/events/types.js';
-import type { Kube, KubeObject, ListOptions, Ref } from '../../shared/kube/types.js';
-import { createRuntime } from '../../shared/wiring.js';
+import type { KubeObject, ListOptions, Ref } from '../../shared/kube/types.js';
 import { catalogPod, catalogSource, node, rfc3339 } from '../fixtures/olm-objects.js';
+import { noPatchExpected, objectUpdate, recordingKube, withRuntime } from '../support/fake-runtime.js';
 
 const T0 = Date.parse('2026-03-01T12:00:00Z');
 const NS = 'olm';
@@ -40,7 +36,7 @@ describe('RT28b-Q1 the node-gone quarantine outlives the loss it timed', () => {
     let now = T0;
     const state: { nodePresent: boolean; pods: KubeObject[] } = { nodePresent: false, pods: [catPod('operatorhubio-catalog-aaaaa', 'uid-p1', '100', false, T0 - 60_000)] };
     const deletes: string[] = [];
-    const kube: Kube = {
+    const reader = {
       async get<T extends KubeObject>(ref: Ref): Promise<T | undefined> {
         if (ref.kind === 'Node') return (state.nodePresent && ref.name === NODE ? { ...node({ name: NODE, ready: true, since: new Date(now - 60_000) }), metadata: { name: NODE, uid: 'node-2', resourceVersion: '5' } } : undefined) as T | undefined;
         if (ref.kind === 'CatalogSource' && ref.namespace === NS && ref.name === cs.metadata.name) return cs as T;
@@ -50,22 +46,18 @@ describe('RT28b-Q1 the node-gone quarantine outlives the loss it timed', () => {
       async *list<T extends KubeObject>(_a: string, kind: string, _o?: ListOptions): AsyncIterable<T> {
         if (kind === 'Pod') for (const p of state.pods) yield p as T;
       },
+    };
+    const { kube } = recordingKube(reader, {
+      now: () => new Date(now),
       async delete(ref) {
         deletes.push(`${ref.name}@${(now - T0) / 1000}s`);
         state.pods = state.pods.filter((p) => p.metadata.name !== ref.name);
         return 'deleted';
       },
-      async mergePatch() {
-        throw new Error('no patch expected');
-      },
-      async create(o) {
-        return o;
-      },
-      serverNow: () => new Date(now),
-    };
-    const rt = createRuntime(loadConfig({}, allFunctions), allFunctions, { kube, now: () => new Date(now), log: pino({ level: 'silent' }) });
-    const podEvent = (p: KubeObject): ResourceTrigger => ({ kind: 'resource', verb: 'update', mode: 'resource', ref: { apiVersion: 'v1', kind: 'Pod', namespace: NS, name: p.metadata.name }, object: p, meta: { id: `e-${now}`, source: 'https://10.96.0.1:443', type: 'dev.knative.apiserver.resource.update' } });
-    try {
+      mergePatch: noPatchExpected,
+    });
+    const podEvent = (p: KubeObject) => objectUpdate(p, `e-${now}`);
+    await withRuntime(kube, { now: () => new Date(now) }, async (rt) => {
       // First loss: the node object is gone (t = 0). The first look starts the quarantine.
       expect((await rt.engine.handle(podEvent(state.pods[0]!)))[0]).toMatchObject({ function: 'catalog-reschedule', status: 'requeued' });
       // t = 100 s: past the quarantine, the stuck pod is force-deleted (correct).
@@ -88,8 +80,6 @@ describe('RT28b-Q1 the node-gone quarantine outlives the loss it timed', () => {
       // Today: acted — DELETE operatorhubio-catalog-bbbbb grace 0 at 1005 s ("missing for over 90s").
       expect({ deletes, outcomes: mine.map((o) => `${o.status}: ${o.reason}`) }).toMatchObject({ deletes: ['operatorhubio-catalog-aaaaa@100s'] });
       expect(mine[0]).toMatchObject({ status: 'requeued' });
-    } finally {
-      rt.engine.close();
-    }
+    });
   });
 });

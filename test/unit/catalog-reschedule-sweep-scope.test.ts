@@ -10,13 +10,10 @@
  * Scene: one dead node (unreachable 10 min, tainted), a catalog pod of team-a and one of team-b on it,
  * both past their fence. A sweep scoped to team-a must write in team-a only.
  */
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { allFunctions } from '../../functions/index.js';
-import { loadConfig } from '../../shared/core/config.js';
-import type { DeleteOptions, Kube, KubeObject, ListOptions, Ref } from '../../shared/kube/types.js';
-import { createRuntime } from '../../shared/wiring.js';
+import type { KubeObject } from '../../shared/kube/types.js';
 import { catalogPod, catalogSource, node, rfc3339, taintUnreachable } from '../fixtures/olm-objects.js';
+import { handleOnce, noPatchExpected, recordingKube } from '../support/fake-runtime.js';
 
 const NOW = new Date('2026-03-01T12:00:00Z');
 const ago = (s: number): Date => new Date(NOW.getTime() - s * 1000);
@@ -37,52 +34,27 @@ const deadNode = { ...node({ name: NODE, ready: 'Unknown', since: ago(600), tain
 
 function fakeKube() {
   const deletes: string[] = [];
-  const kube: Kube = {
-    async get<T extends KubeObject>(ref: Ref): Promise<T | undefined> {
-      if (ref.kind === 'Node' && ref.name === NODE) return deadNode as T;
-      if (ref.kind === 'CatalogSource') return catalogs.find((c) => c.metadata.namespace === ref.namespace && c.metadata.name === ref.name) as T | undefined;
-      if (ref.kind === 'Pod') return pods.find((p) => p.metadata.namespace === ref.namespace && p.metadata.name === ref.name) as T | undefined;
-      return undefined;
-    },
-    async *list<T extends KubeObject>(_a: string, kind: string, o: ListOptions = {}): AsyncIterable<T> {
-      if (kind !== 'Pod') return;
-      for (const p of pods) if (!o.namespace || p.metadata.namespace === o.namespace) yield p as T;
-    },
-    async delete(ref: Ref, _opts: DeleteOptions) {
+  const { kube } = recordingKube([deadNode, ...catalogs, ...pods], {
+    now: () => NOW,
+    async delete(ref) {
       deletes.push(`${ref.namespace}/${ref.name}`);
       return 'deleted';
     },
-    async mergePatch() {
-      throw new Error('no patch expected');
-    },
-    async create(o) {
-      return o;
-    },
-    serverNow: () => NOW,
-  };
+    mergePatch: noPatchExpected,
+  });
   return { kube, deletes };
 }
 
 describe('RT28b-S1 a namespace-scoped sweep writes outside its namespace (catalog-reschedule)', () => {
   it('control: an unscoped sweep force-deletes both stuck catalog pods', async () => {
     const { kube, deletes } = fakeKube();
-    const rt = createRuntime(loadConfig({}, allFunctions), allFunctions, { kube, now: () => NOW, log: pino({ level: 'silent' }) });
-    try {
-      await rt.engine.handle({ kind: 'sweep', functions: ['catalog-reschedule'], meta: { id: 'p1', source: '/ping', type: 'dev.knative.sources.ping' } });
-    } finally {
-      rt.engine.close();
-    }
+    await handleOnce(kube, { now: () => NOW }, { kind: 'sweep', functions: ['catalog-reschedule'], meta: { id: 'p1', source: '/ping', type: 'dev.knative.sources.ping' } });
     expect(deletes.sort()).toEqual(['team-a/private-catalog-team-a', 'team-b/private-catalog-team-b']);
   });
 
   it('a sweep scoped to team-a deletes team-a\'s pod only, never team-b\'s', async () => {
     const { kube, deletes } = fakeKube();
-    const rt = createRuntime(loadConfig({}, allFunctions), allFunctions, { kube, now: () => NOW, log: pino({ level: 'silent' }) });
-    try {
-      await rt.engine.handle({ kind: 'sweep', functions: ['catalog-reschedule'], namespace: 'team-a', meta: { id: 'p2', source: '/ping', type: 'dev.knative.sources.ping' } });
-    } finally {
-      rt.engine.close();
-    }
+    await handleOnce(kube, { now: () => NOW }, { kind: 'sweep', functions: ['catalog-reschedule'], namespace: 'team-a', meta: { id: 'p2', source: '/ping', type: 'dev.knative.sources.ping' } });
     expect(deletes).toEqual(['team-a/private-catalog-team-a']);
   });
 });

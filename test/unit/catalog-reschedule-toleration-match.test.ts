@@ -16,14 +16,10 @@
  * may come back at any moment and the registry pod is still running there. olm-medic force-deletes it
  * (grace 0) 35 s into the partition.
  */
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { allFunctions } from '../../functions/index.js';
-import { loadConfig } from '../../shared/core/config.js';
-import type { ResourceTrigger } from '../../shared/events/types.js';
-import type { DeleteOptions, Kube, KubeObject, ListOptions, Ref } from '../../shared/kube/types.js';
-import { createRuntime } from '../../shared/wiring.js';
+import type { KubeObject } from '../../shared/kube/types.js';
 import { catalogPod, catalogSource, node, rfc3339, taintUnreachable } from '../fixtures/olm-objects.js';
+import { handleOnce, noPatchExpected, objectUpdate, recordingKube } from '../support/fake-runtime.js';
 
 const NOW = new Date('2026-03-01T12:00:00Z');
 const ago = (s: number): Date => new Date(NOW.getTime() - s * 1000);
@@ -45,54 +41,11 @@ function pod(tolerations: object[]): KubeObject {
 
 const unreachableNode = { ...node({ name: NODE, ready: 'Unknown', since: ago(60), taints: [taintUnreachable(ago(60))] }), metadata: { name: NODE, uid: 'node-uid', resourceVersion: '77' } } as unknown as KubeObject;
 
-function fakeKube(p: KubeObject) {
-  const deletes: { ref: Ref; opts: DeleteOptions }[] = [];
-  const events: KubeObject[] = [];
-  const kube: Kube = {
-    async get<T extends KubeObject>(ref: Ref): Promise<T | undefined> {
-      if (ref.kind === 'Node' && ref.name === NODE) return unreachableNode as T;
-      if (ref.kind === 'CatalogSource' && ref.namespace === NS && ref.name === 'operatorhubio-catalog') return cs as T;
-      if (ref.kind === 'Pod' && ref.namespace === NS && ref.name === p.metadata.name) return p as T;
-      return undefined;
-    },
-    async *list<T extends KubeObject>(_a: string, kind: string, _o?: ListOptions): AsyncIterable<T> {
-      if (kind === 'Pod') yield p as T;
-    },
-    async delete(ref, opts) {
-      deletes.push({ ref, opts });
-      return 'deleted';
-    },
-    async mergePatch() {
-      throw new Error('no patch expected');
-    },
-    async create(o) {
-      events.push(o);
-      return o;
-    },
-    serverNow: () => NOW,
-  };
-  return { kube, deletes, events };
-}
-
-const event = (p: KubeObject): ResourceTrigger => ({
-  kind: 'resource',
-  verb: 'update',
-  mode: 'resource',
-  ref: { apiVersion: 'v1', kind: 'Pod', namespace: NS, name: p.metadata.name },
-  object: p,
-  meta: { id: 'e1', source: 'https://10.96.0.1:443', type: 'dev.knative.apiserver.resource.update' },
-});
-
 async function handle(tolerations: object[]) {
   const p = pod(tolerations);
-  const { kube, deletes } = fakeKube(p);
-  const rt = createRuntime(loadConfig({}, allFunctions), allFunctions, { kube, now: () => NOW, log: pino({ level: 'silent' }) });
-  try {
-    const outcomes = await rt.engine.handle(event(p));
-    return { outcomes, deletes };
-  } finally {
-    rt.engine.close();
-  }
+  const { kube, deletes } = recordingKube([unreachableNode, cs, p], { now: () => NOW, mergePatch: noPatchExpected });
+  const outcomes = await handleOnce(kube, { now: () => NOW }, objectUpdate(p));
+  return { outcomes, deletes };
 }
 
 const NOT_MATCHING = { key: 'node.kubernetes.io/unreachable', operator: 'Equal', value: 'planned-maintenance', effect: 'NoExecute', tolerationSeconds: 5 };

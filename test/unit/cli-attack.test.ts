@@ -17,7 +17,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../../shared/cli/run.js';
 import { decodeRequest } from '../../shared/events/decode.js';
 import type { AnyFunction } from '../../shared/core/types.js';
 import { allFunctions } from '../../functions/index.js';
@@ -127,10 +126,7 @@ const many = (n: number): AnyFunction =>
 const N = 300_000;
 
 async function cliMany(args: string[], n = N): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(args, { out: (s) => out.push(s), err: (s) => err.push(s), env: { KUBECONFIG, SWEEP_CONCURRENCY: '64' } }, [many(n)]);
-  return { code, out: out.join(''), err: err.join('\n') };
+  return runCliCaptured(args, [many(n)], { KUBECONFIG, SWEEP_CONCURRENCY: '64' });
 }
 
 describe('5: a few hundred thousand rows are reported, never a stack overflow', () => {

@@ -13,15 +13,11 @@
  * the very node that failed (NodeRestriction lets it) and by any controller with pods/status: a buggy
  * or hostile writer puts 400 CJK characters (1200 bytes) there. The delete happens; no Event says so.
  */
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { allFunctions } from '../../functions/index.js';
-import { loadConfig } from '../../shared/core/config.js';
-import type { ResourceTrigger } from '../../shared/events/types.js';
 import { KubeError } from '../../shared/kube/errors.js';
-import type { DeleteOptions, Kube, KubeObject, ListOptions, Ref } from '../../shared/kube/types.js';
-import { createRuntime } from '../../shared/wiring.js';
+import type { KubeObject } from '../../shared/kube/types.js';
 import { catalogPod, catalogSource, node, rfc3339, taintUnreachable } from '../fixtures/olm-objects.js';
+import { handleOnce, noPatchExpected, objectUpdate, recordingKube } from '../support/fake-runtime.js';
 
 const NOW = new Date('2026-03-01T12:00:00Z');
 const ago = (s: number): Date => new Date(NOW.getTime() - s * 1000);
@@ -50,26 +46,11 @@ const deadNode = { ...node({ name: NODE, ready: 'Unknown', since: ago(420), tain
 
 /** A cluster whose Event create validates the note as the apiserver does (Go len: bytes). */
 function fakeKube(p: KubeObject) {
-  const deletes: { ref: Ref; opts: DeleteOptions }[] = [];
   const events: KubeObject[] = [];
   const refused: string[] = [];
-  const kube: Kube = {
-    async get<T extends KubeObject>(ref: Ref): Promise<T | undefined> {
-      if (ref.kind === 'Node' && ref.name === NODE) return deadNode as T;
-      if (ref.kind === 'CatalogSource' && ref.namespace === NS && ref.name === 'operatorhubio-catalog') return cs as T;
-      if (ref.kind === 'Pod' && ref.namespace === NS && ref.name === p.metadata.name) return p as T;
-      return undefined;
-    },
-    async *list<T extends KubeObject>(_a: string, kind: string, _o?: ListOptions): AsyncIterable<T> {
-      if (kind === 'Pod') yield p as T;
-    },
-    async delete(ref, opts) {
-      deletes.push({ ref, opts });
-      return 'deleted';
-    },
-    async mergePatch() {
-      throw new Error('no patch expected');
-    },
+  const { kube, deletes } = recordingKube([deadNode, cs, p], {
+    now: () => NOW,
+    mergePatch: noPatchExpected,
     async create(o) {
       const note = (o as { note?: string }).note ?? '';
       if (Buffer.byteLength(note, 'utf8') > 1024) {
@@ -79,8 +60,7 @@ function fakeKube(p: KubeObject) {
       events.push(o);
       return o;
     },
-    serverNow: () => NOW,
-  };
+  });
   return { kube, deletes, events, refused };
 }
 
@@ -88,12 +68,7 @@ describe('RT28b-E1 an action whose note carries non-ASCII text from the cluster 
   it('control: an ASCII DisruptionTarget reason: the force-delete is recorded', async () => {
     const p = pod('DeletionByTaintManager');
     const { kube, deletes, events } = fakeKube(p);
-    const rt = createRuntime(loadConfig({}, allFunctions), allFunctions, { kube, now: () => NOW, log: pino({ level: 'silent' }) });
-    try {
-      await rt.engine.handle(update(p));
-    } finally {
-      rt.engine.close();
-    }
+    await handleOnce(kube, { now: () => NOW }, update(p));
     expect(deletes).toHaveLength(1);
     expect(events.map((e) => (e as { reason?: string }).reason)).toEqual(['CatalogPodForceDeleted']);
   });
@@ -101,13 +76,7 @@ describe('RT28b-E1 an action whose note carries non-ASCII text from the cluster 
   it('a DisruptionTarget reason of 400 CJK characters: the force-delete still gets its Event (a note within 1024 bytes)', async () => {
     const p = pod('節'.repeat(400));
     const { kube, deletes, events, refused } = fakeKube(p);
-    const rt = createRuntime(loadConfig({}, allFunctions), allFunctions, { kube, now: () => NOW, log: pino({ level: 'silent' }) });
-    let outcomes;
-    try {
-      outcomes = await rt.engine.handle(update(p));
-    } finally {
-      rt.engine.close();
-    }
+    const outcomes = await handleOnce(kube, { now: () => NOW }, update(p));
     expect(outcomes[0]).toMatchObject({ function: 'catalog-reschedule', status: 'acted' });
     expect(deletes).toHaveLength(1); // the pod WAS force-deleted (grace 0)...
     // ...today the only Event for it is refused by the apiserver: note of 1200+ bytes.
@@ -115,13 +84,4 @@ describe('RT28b-E1 an action whose note carries non-ASCII text from the cluster 
   });
 });
 
-function update(p: KubeObject): ResourceTrigger {
-  return {
-    kind: 'resource',
-    verb: 'update',
-    mode: 'resource',
-    ref: { apiVersion: 'v1', kind: 'Pod', namespace: NS, name: p.metadata.name },
-    object: p,
-    meta: { id: `e-${Math.random()}`, source: 'https://10.96.0.1:443', type: 'dev.knative.apiserver.resource.update' },
-  };
-}
+const update = (p: KubeObject) => objectUpdate(p, `e-${Math.random()}`);

@@ -18,18 +18,15 @@
  * unlabels. A cluster admin removed `patch customresourcedefinitions` from olm-medic's role (or an
  * admission policy protects CRDs): every PATCH is a 403.
  */
-import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { finalizerCleanup } from '../../functions/finalizer-cleanup/index.js';
-import { createEngine, type Engine } from '../../shared/core/engine.js';
-import { createExecutor } from '../../shared/core/executor.js';
-import { ActionBudget } from '../../shared/core/policy.js';
-import { RefusedWrites } from '../../shared/core/scheduling.js';
+import type { Engine } from '../../shared/core/engine.js';
 import type { AnyFunction } from '../../shared/core/types.js';
 import { KubeError } from '../../shared/kube/errors.js';
 import type { KubeObject, Writer } from '../../shared/kube/types.js';
 import { memReader } from '../support/job-conflict-scene.js';
 import { componentLabelKey, operatorObject } from '../fixtures/olm-objects.js';
+import { finalizerCleanupEngine } from '../support/fake-runtime.js';
 
 const NOW = new Date('2026-03-01T12:00:00Z');
 const CRD = 'etcdclusters.etcd.database.coreos.com';
@@ -62,22 +59,7 @@ describe('redteam29a L1: a write the apiserver refuses for good is not re-sent e
         return o;
       },
     };
-    const refusals = new RefusedWrites(); // as shared/wiring.ts gives both
-    const policy = { dryRun: false, protectedNamespaces: new Set<string>(), maxActionsPerWindow: 1000, windowSeconds: 60 };
-    const execute = createExecutor({ writer, recorder: { record: async () => undefined }, policy, budget: new ActionBudget(1000, 60_000, () => Date.now()), refusals });
-    engine = createEngine({
-      functions: [finalizerCleanup as AnyFunction],
-      options: { 'finalizer-cleanup': { manageFinalizer: true, orphanGraceSeconds: 120, autoUninstall: false, failedCsvGraceSeconds: 3600 } },
-      reader,
-      execute,
-      now: () => new Date(Date.now()),
-      policy: { dryRun: false, protectedNamespaces: policy.protectedNamespaces },
-      log: pino({ level: 'silent' }),
-      maxReplans: 2,
-      sweepConcurrency: 1,
-      followUps: 3,
-      refusals,
-    });
+    engine = finalizerCleanupEngine({ reader, writer, now: () => new Date(Date.now()), maxActionsPerWindow: 1000 });
     const first = await engine.reconcile(finalizerCleanup as AnyFunction, { apiVersion: 'operators.coreos.com/v1', kind: 'Operator', name: op.metadata.name });
     expect(first.status, 'premise: the refused unlabel is skipped').toBe('refused');
     await vi.advanceTimersByTimeAsync(600_000);

@@ -14,18 +14,15 @@
  * refused delete, forever. The CSV (and the namespace, when the CSV goes with its namespace) stays
  * Terminating; a reinstall of the same CSV name cannot be created.
  */
-import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { finalizerCleanup } from '../../functions/finalizer-cleanup/index.js';
-import { createEngine, type Engine } from '../../shared/core/engine.js';
-import { createExecutor } from '../../shared/core/executor.js';
-import { ActionBudget } from '../../shared/core/policy.js';
-import { RefusedWrites } from '../../shared/core/scheduling.js';
+import type { Engine } from '../../shared/core/engine.js';
 import type { EventRecord } from '../../shared/core/recorder.js';
 import type { AnyFunction } from '../../shared/core/types.js';
 import { KubeError } from '../../shared/kube/errors.js';
 import type { KubeObject, ListOptions, Reader, Ref, Writer } from '../../shared/kube/types.js';
 import { csv as csvFixture, csvClusterRole, rfc3339 } from '../fixtures/olm-objects.js';
+import { finalizerCleanupEngine } from '../support/fake-runtime.js';
 
 const NS = 'operators';
 const NAME = 'etcdoperator.v0.9.4';
@@ -84,22 +81,7 @@ describe('finalizer-cleanup (red team 28a F1): a leftover olm-medic cannot delet
     const s = scene();
     const now = new Date(DELETED.getTime() + 10_000);
     const events: EventRecord[] = [];
-    const policy = { dryRun: true, protectedNamespaces: new Set<string>(), maxActionsPerWindow: 100, windowSeconds: 60 };
-    const refusals = new RefusedWrites(); // as shared/wiring.ts gives both
-    const execute = createExecutor({ writer: s.writer, recorder: { record: async (e) => void events.push(e) }, policy, budget: new ActionBudget(100, 60_000, () => now.getTime()), refusals });
-    engine = createEngine({
-      functions: [finalizerCleanup as AnyFunction],
-      options: { 'finalizer-cleanup': { manageFinalizer: true, orphanGraceSeconds: 120, autoUninstall: false, failedCsvGraceSeconds: 3600 } },
-      reader: s.reader,
-      execute,
-      now: () => now,
-      policy: { dryRun: true, protectedNamespaces: policy.protectedNamespaces },
-      log: pino({ level: 'silent' }),
-      maxReplans: 2,
-      sweepConcurrency: 1,
-      followUps: 3,
-      refusals,
-    });
+    engine = finalizerCleanupEngine({ reader: s.reader, writer: s.writer, now: () => now, dryRun: true, events });
     const o = await engine.reconcile(finalizerCleanup as AnyFunction, CSV_REF);
     expect({ status: o.status, finalizers: s.objects.get('ClusterServiceVersion')?.metadata.finalizers ?? '(CSV gone)' }).toMatchObject({ finalizers: expect.not.arrayContaining(['olm-medic.io/csv-cleanup']) });
   });
@@ -108,22 +90,7 @@ describe('finalizer-cleanup (red team 28a F1): a leftover olm-medic cannot delet
     const s = scene();
     let now = new Date(DELETED.getTime() + 10_000);
     const events: EventRecord[] = [];
-    const policy = { dryRun: false, protectedNamespaces: new Set<string>(), maxActionsPerWindow: 100, windowSeconds: 60 };
-    const refusals = new RefusedWrites(); // as shared/wiring.ts gives both
-    const execute = createExecutor({ writer: s.writer, recorder: { record: async (e) => void events.push(e) }, policy, budget: new ActionBudget(100, 60_000, () => now.getTime()), refusals });
-    engine = createEngine({
-      functions: [finalizerCleanup as AnyFunction],
-      options: { 'finalizer-cleanup': { manageFinalizer: true, orphanGraceSeconds: 120, autoUninstall: false, failedCsvGraceSeconds: 3600 } },
-      reader: s.reader,
-      execute,
-      now: () => now,
-      policy: { dryRun: false, protectedNamespaces: policy.protectedNamespaces },
-      log: pino({ level: 'silent' }),
-      maxReplans: 2,
-      sweepConcurrency: 1,
-      followUps: 3,
-      refusals,
-    });
+    engine = finalizerCleanupEngine({ reader: s.reader, writer: s.writer, now: () => now, dryRun: false, events });
     // Redeliveries and sweeps over a day (every 10 minutes).
     const statuses = new Set<string>();
     for (let i = 0; i < 144 && s.objects.has('ClusterServiceVersion'); i++) {

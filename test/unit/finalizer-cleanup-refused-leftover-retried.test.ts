@@ -18,16 +18,12 @@
  * (cluster-wide permissions nobody owns any more) stays until olm-medic restarts: every sweep
  * "refuses" it silently.
  */
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { allFunctions } from '../../functions/index.js';
 import { finalizerCleanup } from '../../functions/finalizer-cleanup/index.js';
-import { loadConfig } from '../../shared/core/config.js';
 import type { AnyFunction } from '../../shared/core/types.js';
 import { KubeError } from '../../shared/kube/errors.js';
-import type { Kube, KubeObject, Ref } from '../../shared/kube/types.js';
-import { createRuntime } from '../../shared/wiring.js';
-import { memReader } from '../support/job-conflict-scene.js';
+import type { KubeObject, Ref } from '../../shared/kube/types.js';
+import { recordingKube, withRuntime } from '../support/fake-runtime.js';
 import { csv as csvFixture, csvClusterRole, rfc3339 } from '../fixtures/olm-objects.js';
 
 const NS = 'operators';
@@ -42,13 +38,11 @@ describe('red team 30 R1: a refused leftover is tried again by the leftovers swe
     const cr = csvClusterRole({ csvName: NAME, csvNamespace: NS }) as unknown as KubeObject;
     cr.metadata = { ...cr.metadata, uid: 'cr-uid', resourceVersion: '11', creationTimestamp: '2025-02-01T00:00:00Z' };
     const store: KubeObject[] = [csv, cr];
-    const reader = memReader(store);
     let rbacNarrowed = true;
     const deletes: string[] = [];
     const notes: string[] = [];
-    const kube: Kube = {
-      get: reader.get,
-      list: reader.list,
+    const { kube } = recordingKube(store, {
+      now: () => NOW,
       async delete(ref) {
         deletes.push(`${ref.kind}/${ref.name}`);
         if (rbacNarrowed) {
@@ -67,10 +61,8 @@ describe('red team 30 R1: a refused leftover is tried again by the leftovers swe
         notes.push(String((o as { note?: string }).note));
         return o;
       },
-      serverNow: () => NOW,
-    };
-    const rt = createRuntime(loadConfig({}, allFunctions), allFunctions, { kube, now: () => NOW, log: pino({ level: 'silent' }) });
-    try {
+    });
+    await withRuntime(kube, { now: () => NOW }, async (rt) => {
       const fn = finalizerCleanup as AnyFunction;
       const first = await rt.engine.reconcile(fn, CSV_REF);
       expect(first.status, 'premise: the delete is refused (403) and skipped').toBe('refused');
@@ -87,8 +79,6 @@ describe('red team 30 R1: a refused leftover is tried again by the leftovers swe
       expect(look?.reason ?? '', 'premise: the leftovers sweep planned the delete of the orphan').toContain('deleted 1 leftover(s) of deleted CSV');
       expect(deletes.slice(before), 'the leftovers sweep sent the delete again').toContain(`ClusterRole/${cr.metadata.name}`);
       expect(store.some((o) => o.kind === 'ClusterRole')).toBe(false);
-    } finally {
-      rt.engine.close();
-    }
+    });
   });
 });

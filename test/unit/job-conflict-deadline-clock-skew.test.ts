@@ -16,14 +16,11 @@
  * olm-medic: "past its deadline and still not finished" → DELETE of a healthy running unpack Job
  * 6 minutes before the Job controller's deadline.
  */
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { allFunctions } from '../../functions/index.js';
-import { loadConfig } from '../../shared/core/config.js';
-import type { Kube, KubeObject } from '../../shared/kube/types.js';
-import { createRuntime } from '../../shared/wiring.js';
+import type { KubeObject } from '../../shared/kube/types.js';
 import * as olm from '../fixtures/olm-objects.js';
-import { CAT, HASH, IMAGE, memReader, scene } from '../support/job-conflict-scene.js';
+import { handleOnce, recordingKube, refUpdate } from '../support/fake-runtime.js';
+import { CAT, HASH, IMAGE, scene, shortName } from '../support/job-conflict-scene.js';
 
 const NOW = new Date('2026-06-01T12:00:00Z');
 const { k, ago, catsrc, configMap, og } = scene(NOW);
@@ -46,37 +43,8 @@ describe('red team 32 S1: a running unpack Job is not deleted inside its deadlin
   it('a Job created 4 minutes ago is not "past its 600 s deadline", whatever status.startTime says', async () => {
     const job = runningJob();
     expect(job.metadata.name).toBe(HASH);
-    const reader = memReader([catsrc(), configMap(), job, unpackingSub(), og('ns-b', 'og')]);
-    const writes: string[] = [];
-    const kube: Kube = {
-      get: reader.get,
-      list: reader.list,
-      async delete(ref) {
-        writes.push(`delete ${ref.kind} ${ref.namespace ?? ''}/${ref.name === HASH ? 'hash' : ref.name}`);
-        return 'deleted';
-      },
-      async mergePatch(ref) {
-        writes.push(`patch ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`);
-        return {} as KubeObject;
-      },
-      async create(o) {
-        return o;
-      },
-      serverNow: () => NOW,
-    };
-    const rt = createRuntime(loadConfig({}, allFunctions), allFunctions, { kube, now: () => NOW, log: pino({ level: 'silent' }) });
-    let outcomes: unknown;
-    try {
-      outcomes = await rt.engine.handle({
-        kind: 'resource',
-        verb: 'update',
-        mode: 'reference',
-        ref: { apiVersion: 'batch/v1', kind: 'Job', namespace: CAT, name: HASH },
-        meta: { id: 'e1', source: '/apiserver', type: 'dev.knative.apiserver.ref.update' },
-      });
-    } finally {
-      rt.engine.close();
-    }
+    const { kube, writes } = recordingKube([catsrc(), configMap(), job, unpackingSub(), og('ns-b', 'og')], { now: () => NOW, name: shortName });
+    const outcomes = await handleOnce(kube, { now: () => NOW }, refUpdate({ apiVersion: 'batch/v1', kind: 'Job', namespace: CAT, name: HASH }));
     // Today: ["delete Job olm/hash", "patch Subscription ns-b/etcd"] ("it is past its deadline and still not finished").
     expect(writes, JSON.stringify(outcomes)).toEqual([]);
   });

@@ -10,14 +10,11 @@
  * README: "A nudge that was lost … is sent ONCE later"; plan.ts: "Bounded: once nudged, never again
  * until the condition changes." The condition never changes here.
  */
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { allFunctions } from '../../functions/index.js';
-import { loadConfig } from '../../shared/core/config.js';
-import type { Kube, KubeObject, Ref } from '../../shared/kube/types.js';
+import type { KubeObject, Ref } from '../../shared/kube/types.js';
 import { MEDIC } from '../../shared/olm/constants.js';
-import { createRuntime } from '../../shared/wiring.js';
-import { memReader, scene } from '../support/job-conflict-scene.js';
+import { recordingKube, refUpdate, withRuntime } from '../support/fake-runtime.js';
+import { scene } from '../support/job-conflict-scene.js';
 
 const T0 = new Date('2026-06-01T12:00:00Z');
 const { catsrc, og, waitingSub } = scene(T0);
@@ -31,40 +28,22 @@ describe('red team 31 L1: a re-sent nudge is sent once, whatever clock OLM stamp
     let now = T0.getTime();
     let rv = 1000;
     const patches: string[] = [];
-    const reader = memReader(objects);
-    const kube: Kube = {
-      get: reader.get,
-      list: reader.list,
-      async delete() {
-        return 'deleted';
-      },
+    const { kube } = recordingKube(objects, {
+      now: () => new Date(now),
       async mergePatch(ref: Ref, patch: { metadata?: { annotations?: Record<string, string> } }) {
         patches.push(`patch ${ref.kind} ${ref.namespace}/${ref.name} ${JSON.stringify(patch.metadata?.annotations ?? {})}`);
         const o = objects.find((x) => x.kind === ref.kind && x.metadata.name === ref.name && x.metadata.namespace === ref.namespace)!;
         o.metadata = { ...o.metadata, annotations: { ...(o.metadata.annotations ?? {}), ...(patch.metadata?.annotations ?? {}) }, resourceVersion: String(++rv) };
         return o;
       },
-      async create(o) {
-        return o;
-      },
-      serverNow: () => new Date(now),
-    };
-    const rt = createRuntime(loadConfig({}, allFunctions), allFunctions, { kube, now: () => new Date(now), log: pino({ level: 'silent' }) });
-    try {
+    });
+    await withRuntime(kube, { now: () => new Date(now) }, async (rt) => {
       // Each round: the (reference-mode) event of the Subscription's latest update, 2 s later.
       for (let i = 0; i < 5; i++) {
-        await rt.engine.handle({
-          kind: 'resource',
-          verb: 'update',
-          mode: 'reference',
-          ref: { apiVersion: 'operators.coreos.com/v1alpha1', kind: 'Subscription', namespace: 'ns-b', name: 'etcd' },
-          meta: { id: `e${i}`, source: '/apiserver', type: 'dev.knative.apiserver.ref.update' },
-        });
+        await rt.engine.handle(refUpdate({ apiVersion: 'operators.coreos.com/v1alpha1', kind: 'Subscription', namespace: 'ns-b', name: 'etcd' }, `e${i}`));
         now += 2_000;
       }
-    } finally {
-      rt.engine.close();
-    }
+    });
     expect(patches.length, 'premise: the lost nudge is re-sent').toBeGreaterThanOrEqual(1);
     expect(patches[0]).toContain(MEDIC.nudge);
     // Safe: once nudged (the condition unchanged since), never again.

@@ -18,15 +18,12 @@
  * Subscription etcd (from operatorhubio-catalog) and Subscription private-op (from private-catalog),
  * both BundleUnpackFailed. ns-b's OperatorGroup sets bundle-unpack-min-retry-interval=1m (passed).
  */
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { allFunctions } from '../../functions/index.js';
-import { loadConfig } from '../../shared/core/config.js';
-import type { Kube, KubeObject } from '../../shared/kube/types.js';
+import type { KubeObject } from '../../shared/kube/types.js';
 import { MEDIC } from '../../shared/olm/constants.js';
-import { createRuntime } from '../../shared/wiring.js';
 import * as olm from '../fixtures/olm-objects.js';
-import { CAT, HASH, memReader, scene } from '../support/job-conflict-scene.js';
+import { handleOnce, recordingKube, refUpdate } from '../support/fake-runtime.js';
+import { CAT, HASH, scene } from '../support/job-conflict-scene.js';
 
 const NOW = new Date('2026-06-01T12:00:00Z');
 const { k, ago, catsrc, configMap, og, failedJob, waitingSub } = scene(NOW);
@@ -42,34 +39,12 @@ const privateSub = (): KubeObject => {
 };
 
 async function run(objects: KubeObject[], trigger: 'job' | 'private-sub'): Promise<string[]> {
-  const reader = memReader(objects);
-  const writes: string[] = [];
-  const kube: Kube = {
-    get: reader.get,
-    list: reader.list,
-    async delete(ref) {
-      writes.push(`delete ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`);
-      return 'deleted';
-    },
-    async mergePatch(ref) {
-      writes.push(`patch ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`);
-      return {} as KubeObject;
-    },
-    async create(o) {
-      return o;
-    },
-    serverNow: () => NOW,
-  };
-  const rt = createRuntime(loadConfig({}, allFunctions), allFunctions, { kube, now: () => NOW, log: pino({ level: 'silent' }) });
-  try {
-    const ref =
-      trigger === 'job'
-        ? { apiVersion: 'batch/v1', kind: 'Job', namespace: CAT, name: HASH }
-        : { apiVersion: 'operators.coreos.com/v1alpha1', kind: 'Subscription', namespace: 'ns-b', name: 'private-op' };
-    await rt.engine.handle({ kind: 'resource', verb: 'update', mode: 'reference', ref, meta: { id: 'e1', source: '/apiserver', type: 'dev.knative.apiserver.ref.update' } });
-  } finally {
-    rt.engine.close();
-  }
+  const { kube, writes } = recordingKube(objects, { now: () => NOW });
+  const ref =
+    trigger === 'job'
+      ? { apiVersion: 'batch/v1', kind: 'Job', namespace: CAT, name: HASH }
+      : { apiVersion: 'operators.coreos.com/v1alpha1', kind: 'Subscription', namespace: 'ns-b', name: 'private-op' };
+  await handleOnce(kube, { now: () => NOW }, refUpdate(ref));
   return writes;
 }
 

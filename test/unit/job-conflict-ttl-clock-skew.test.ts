@@ -14,14 +14,11 @@
  * clock) and failed 60 s ago. KCM runs 10 minutes behind: Failed reads "11 minutes ago" — before the
  * Job existed. olm-medic: TTL "passed" → DELETE Job + DELETE ConfigMap + nudge, ~5 minutes early.
  */
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { allFunctions } from '../../functions/index.js';
-import { loadConfig } from '../../shared/core/config.js';
-import type { Kube, KubeObject } from '../../shared/kube/types.js';
-import { createRuntime } from '../../shared/wiring.js';
+import type { KubeObject } from '../../shared/kube/types.js';
 import * as olm from '../fixtures/olm-objects.js';
-import { CAT, HASH, IMAGE, memReader, scene } from '../support/job-conflict-scene.js';
+import { handleOnce, recordingKube, refUpdate } from '../support/fake-runtime.js';
+import { CAT, HASH, IMAGE, scene, shortName } from '../support/job-conflict-scene.js';
 
 const NOW = new Date('2026-06-01T12:00:00Z');
 const SKEW = 600; // KCM behind the apiserver, seconds
@@ -36,37 +33,9 @@ function failedJob(skew: number): KubeObject {
 async function run(skew: number): Promise<{ writes: string[]; outcomes: unknown }> {
   const job = failedJob(skew);
   expect((job.spec as { ttlSecondsAfterFinished?: number }).ttlSecondsAfterFinished, 'premise: OLM v0.43 sets a TTL').toBe(300);
-  const reader = memReader([catsrc(), configMap(), job, waitingSub('ns-b', 'etcd', 55), og('ns-b', 'og')]);
-  const writes: string[] = [];
-  const kube: Kube = {
-    get: reader.get,
-    list: reader.list,
-    async delete(ref) {
-      writes.push(`delete ${ref.kind} ${ref.namespace ?? ''}/${ref.name === HASH ? 'hash' : ref.name}`);
-      return 'deleted';
-    },
-    async mergePatch(ref) {
-      writes.push(`patch ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`);
-      return {} as KubeObject;
-    },
-    async create(o) {
-      return o;
-    },
-    serverNow: () => NOW,
-  };
-  const rt = createRuntime(loadConfig({}, allFunctions), allFunctions, { kube, now: () => NOW, log: pino({ level: 'silent' }) });
-  try {
-    const outcomes = await rt.engine.handle({
-      kind: 'resource',
-      verb: 'update',
-      mode: 'reference',
-      ref: { apiVersion: 'batch/v1', kind: 'Job', namespace: CAT, name: HASH },
-      meta: { id: 'e1', source: '/apiserver', type: 'dev.knative.apiserver.ref.update' },
-    });
-    return { writes, outcomes };
-  } finally {
-    rt.engine.close();
-  }
+  const { kube, writes } = recordingKube([catsrc(), configMap(), job, waitingSub('ns-b', 'etcd', 55), og('ns-b', 'og')], { now: () => NOW, name: shortName });
+  const outcomes = await handleOnce(kube, { now: () => NOW }, refUpdate({ apiVersion: 'batch/v1', kind: 'Job', namespace: CAT, name: HASH }));
+  return { writes, outcomes };
 }
 
 describe('red team 32 S2: the TTL deferral holds whatever clock the Job controller stamps Failed with', () => {

@@ -8,13 +8,11 @@
  * Failed "2 hours ago": a CSV cannot have failed before it existed, yet olm-medic starts the
  * uninstall (AutoUninstallStarted, then deletes the CSV and the rest) 50 minutes early.
  */
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { allFunctions } from '../../functions/index.js';
 import { loadConfig } from '../../shared/core/config.js';
-import type { Kube, KubeObject } from '../../shared/kube/types.js';
-import { createRuntime } from '../../shared/wiring.js';
-import { memReader } from '../support/job-conflict-scene.js';
+import type { KubeObject } from '../../shared/kube/types.js';
+import { handleOnce, recordingKube, refUpdate } from '../support/fake-runtime.js';
 
 const NOW = new Date('2026-06-01T12:00:00Z');
 const iso = (secondsAgo: number): string => new Date(NOW.getTime() - secondsAgo * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -43,38 +41,10 @@ const operator: KubeObject = {
 
 describe('red team 31 C1: an automatic uninstall waits failedCsvGraceSeconds on the apiserver clock', () => {
   it('a CSV that exists for 10 minutes is not "Failed for over 3600s", whatever its lastTransitionTime says', async () => {
-    const reader = memReader([csv, operator]);
-    const writes: string[] = [];
-    const kube: Kube = {
-      get: reader.get,
-      list: reader.list,
-      async delete(ref) {
-        writes.push(`delete ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`);
-        return 'deleted';
-      },
-      async mergePatch(ref, patch) {
-        writes.push(`patch ${ref.kind} ${ref.namespace ?? ''}/${ref.name} ${JSON.stringify(patch)}`);
-        return {} as KubeObject;
-      },
-      async create(o) {
-        return o;
-      },
-      serverNow: () => NOW,
-    };
+    const { kube, writes } = recordingKube([csv, operator], { now: () => NOW, patchBody: true });
     const config = loadConfig({ OLM_MEDIC_FINALIZER_CLEANUP_AUTO_UNINSTALL: 'true' }, allFunctions);
     expect(config.functionOptions['finalizer-cleanup']?.autoUninstall, 'premise: opted in').toBe(true);
-    const rt = createRuntime(config, allFunctions, { kube, now: () => NOW, log: pino({ level: 'silent' }) });
-    try {
-      await rt.engine.handle({
-        kind: 'resource',
-        verb: 'update',
-        mode: 'reference',
-        ref: { apiVersion: 'operators.coreos.com/v1', kind: 'Operator', name: 'etcd.ns-a' },
-        meta: { id: 'e1', source: '/apiserver', type: 'dev.knative.apiserver.ref.update' },
-      });
-    } finally {
-      rt.engine.close();
-    }
+    await handleOnce(kube, { now: () => NOW, config }, refUpdate({ apiVersion: 'operators.coreos.com/v1', kind: 'Operator', name: 'etcd.ns-a' }));
     expect(writes, 'the uninstall started 50 minutes early').toEqual([]);
   });
 });

@@ -15,13 +15,9 @@
  * (a PingSource {"namespace":"team-a"} or `olm-medic sweep --namespace team-a`) must delete team-a's
  * leftovers only.
  */
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { allFunctions } from '../../functions/index.js';
-import { loadConfig } from '../../shared/core/config.js';
-import type { Kube, KubeObject } from '../../shared/kube/types.js';
-import { createRuntime } from '../../shared/wiring.js';
-import { memReader } from '../support/job-conflict-scene.js';
+import type { KubeObject } from '../../shared/kube/types.js';
+import { handleOnce, recordingKube, withRuntime } from '../support/fake-runtime.js';
 import { componentLabelKey, operatorObject } from '../fixtures/olm-objects.js';
 
 const NOW = new Date('2026-03-01T12:00:00Z');
@@ -37,30 +33,8 @@ describe('uninstall (red team 29a S3): a namespace-scoped finalizer-cleanup swee
     const deployments = refs.map(
       (r, i) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: r.name, namespace: r.namespace, uid: `dep-${i}`, resourceVersion: String(10 + i), labels: { [key]: '' } }, spec: {} }) as KubeObject,
     );
-    const reader = memReader([op, ...deployments]);
-    const writes: string[] = [];
-    const kube: Kube = {
-      get: reader.get,
-      list: reader.list,
-      async delete(ref) {
-        writes.push(`delete ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`);
-        return 'deleted';
-      },
-      async mergePatch(ref) {
-        writes.push(`patch ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`);
-        return {} as KubeObject;
-      },
-      async create(o) {
-        return o;
-      },
-      serverNow: () => NOW,
-    };
-    const rt = createRuntime(loadConfig({}, allFunctions), allFunctions, { kube, now: () => NOW, log: pino({ level: 'silent' }) });
-    try {
-      await rt.engine.handle({ kind: 'sweep', namespace: 'team-a', functions: ['finalizer-cleanup'], meta: { id: 'p1', source: '/ping', type: 'dev.knative.sources.ping' } });
-    } finally {
-      rt.engine.close();
-    }
+    const { kube, writes } = recordingKube([op, ...deployments], { now: () => NOW });
+    await handleOnce(kube, { now: () => NOW }, { kind: 'sweep', namespace: 'team-a', functions: ['finalizer-cleanup'], meta: { id: 'p1', source: '/ping', type: 'dev.knative.sources.ping' } });
     expect(writes, 'premise: the sweep of team-a removed its leftover').toContain('delete Deployment team-a/the-operator');
     expect(writes.filter((w) => w.includes(' team-b/'))).toEqual([]);
   });
@@ -71,29 +45,16 @@ describe('uninstall (red team 29a S3): a namespace-scoped finalizer-cleanup swee
     const op = operatorObject({ pkg: PKG, namespace: 'team-a', refs }) as unknown as KubeObject;
     op.metadata = { ...op.metadata, uid: 'op-uid', resourceVersion: '5', annotations: { 'olm-medic.io/uninstall': 'true' } };
     const store: KubeObject[] = [op, ...refs.map((r, i) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: r.name, namespace: r.namespace, uid: `dep-${i}`, resourceVersion: String(10 + i), labels: { [key]: '' } }, spec: {} }) as KubeObject)];
-    const reader = memReader(store);
-    const writes: string[] = [];
-    const kube: Kube = {
-      get: reader.get,
-      list: reader.list,
+    const { kube, writes } = recordingKube(store, {
+      now: () => NOW,
       async delete(ref) {
-        writes.push(`delete ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`);
         // Held by someone's finalizer: being deleted, still there (the plan waits and looks again).
         const o = store.find((x) => x.kind === ref.kind && x.metadata.namespace === ref.namespace && x.metadata.name === ref.name)!;
         o.metadata = { ...o.metadata, deletionTimestamp: NOW.toISOString(), finalizers: ['example.com/hold'], resourceVersion: String(Number(o.metadata.resourceVersion) + 100) };
         return 'pending';
       },
-      async mergePatch(ref) {
-        writes.push(`patch ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`);
-        return {} as KubeObject;
-      },
-      async create(o) {
-        return o;
-      },
-      serverNow: () => NOW,
-    };
-    const rt = createRuntime(loadConfig({}, allFunctions), allFunctions, { kube, now: () => NOW, log: pino({ level: 'silent' }) });
-    try {
+    });
+    await withRuntime(kube, { now: () => NOW }, async (rt) => {
       rt.engine.trackLooks();
       await rt.engine.handle({ kind: 'sweep', namespace: 'team-a', functions: ['finalizer-cleanup'], meta: { id: 'p1', source: '/ping', type: 'dev.knative.sources.ping' } });
       // The finalizer lets go; the re-check (due in ~2 s) finds team-a's part gone.
@@ -103,9 +64,7 @@ describe('uninstall (red team 29a S3): a namespace-scoped finalizer-cleanup swee
       const rechecks = [...looks.entries()].filter(([k]) => k.startsWith('finalizer-cleanup|Operator/'));
       expect(rechecks.length, 'premise: the Operator was looked at through the scope').toBeGreaterThan(0);
       expect(rechecks.every(([k]) => k.endsWith('@team-a')), rechecks.map(([k]) => k).join(', ')).toBe(true);
-    } finally {
-      rt.engine.close();
-    }
+    });
     expect(writes).toContain('delete Deployment team-a/the-operator');
     expect(writes.filter((w) => w.includes(' team-b/') || w.includes('Operator '))).toEqual([]);
   });
