@@ -77,6 +77,7 @@ export function createRuntime(config: Config, functions: AnyFunction[], o: Runti
   const refusals = new RefusedWrites(1_000, () => now().getTime());
   const execute = createExecutor({
     writer: kube,
+    reader: kube,
     refusals,
     recorder,
     policy,

@@ -6,8 +6,9 @@
  *  - reports a precondition conflict, or a target already gone, as `replan` so the engine re-reads
  *    and re-plans.
  */
-import { KubeError } from '../kube/errors.js';
-import { refString, type Writer } from '../kube/types.js';
+import { isDeepStrictEqual } from 'node:util';
+import { KubeError, WriteOutcomeUnknown } from '../kube/errors.js';
+import { refString, type KubeObject, type Reader, type Writer } from '../kube/types.js';
 import type { ActionResult, Outcome } from './outcome.js';
 import { MEDIC } from '../olm/constants.js';
 import { resourceFor, resourcePath } from '../kube/resources.js';
@@ -25,6 +26,8 @@ export interface ExecutorDeps {
   onAction?: (fn: string, action: Action, result: ActionResult['result'] | 'gone' | 'conflict' | 'error' | 'refused') => void;
   /** Where optional writes the apiserver refused for good are noted, for the next plans to see. */
   refusals?: RefusedWrites;
+  /** Re-reads a target whose write's answer was lost (WriteOutcomeUnknown): did it land? */
+  reader?: Pick<Reader, 'get'>;
 }
 
 /**
@@ -53,6 +56,21 @@ export function createExecutor(deps: ExecutorDeps) {
     const patch = { ...action.patch, metadata: { ...action.patch.metadata, resourceVersion: action.target.resourceVersion } };
     if ((await writer.mergePatch(action.target, patch, { dryRun })) === 'gone') return 'gone';
     return dryRun ? 'dry-run' : 'done';
+  }
+
+  /**
+   * The answer to a write was lost and its retry met a changed or missing object: a re-read decides.
+   * 'done'/'held' when the live state shows the write made (the object deleted, or being deleted;
+   * the patch's content in place on the same object), else undefined (someone else's change: re-plan).
+   */
+  async function landed(action: Action): Promise<'done' | 'held' | undefined> {
+    if (!deps.reader) return undefined;
+    const live = await deps.reader.get(action.target);
+    if (action.verb === 'delete') {
+      if (!live || live.metadata.uid !== action.target.uid) return 'done';
+      return live.metadata.deletionTimestamp ? 'held' : undefined;
+    }
+    return live && live.metadata.uid === action.target.uid && contains(live, { ...action.patch, metadata: { ...action.patch.metadata, resourceVersion: undefined } }) ? 'done' : undefined;
   }
 
   async function explain(fn: string, p: Extract<Plan, { kind: 'refuse' | 'defer' }>, stateKey: string): Promise<void> {
@@ -143,6 +161,8 @@ export function createExecutor(deps: ExecutorDeps) {
     for (const action of allowed) {
       let result: ActionResult['result'] | 'gone';
       let held = false;
+      /** The write's answer was lost; a re-read showed it made. */
+      let confirmed = false;
       // Refused for good lately, this write in this very state: not sent again (its Warning Event
       // was recorded when it was refused), and no re-check for it (red team 29a, L1: a plan that
       // does not read refusals planned it again every 2 s). RefusedWrites forgets it after a while.
@@ -152,14 +172,27 @@ export function createExecutor(deps: ExecutorDeps) {
         continue;
       }
       try {
-        const r = await perform(action);
+        let r: Awaited<ReturnType<typeof perform>>;
+        try {
+          r = await perform(action);
+        } catch (e) {
+          // Its own effect, or someone else's change? Only the live object tells (red team 33, W1):
+          // a write that landed is reported and recorded like any other.
+          if (!(e instanceof WriteOutcomeUnknown)) throw e;
+          const seen = await landed(action);
+          if (!seen) throw e.notFound ? new GoneAfterAll() : e;
+          confirmed = true;
+          r = seen;
+        }
         held = r === 'held';
         result = r === 'held' ? 'done' : r;
       } catch (e) {
-        if (e instanceof KubeError && e.conflict) {
+        if (e instanceof GoneAfterAll) {
+          result = 'gone';
+        } else if (e instanceof KubeError && e.conflict) {
           deps.onAction?.(fn, action, 'conflict');
           return { status: 'replan', cause: 'conflict', reason: `${action.verb} ${refString(action.target)}: ${e.message}`, done: results };
-        }
+        } else {
         // An optional write the apiserver refuses for good (admission, RBAC, validation) is skipped
         // like one policy refuses, with a Warning Event, and noted so the next plans stop asking
         // for it; the others go on. A required one still fails the whole plan.
@@ -182,6 +215,7 @@ export function createExecutor(deps: ExecutorDeps) {
         }
         deps.onAction?.(fn, action, 'error');
         throw e;
+        }
       }
       deps.onAction?.(fn, action, result);
       // Something we meant to change was already gone: the plan rests on a stale view (another
@@ -199,7 +233,7 @@ export function createExecutor(deps: ExecutorDeps) {
         regarding: action.regarding ?? action.target,
         ...(action.regarding ? { related: action.target } : {}),
         reason: action.reason,
-        note: result === 'dry-run' ? `[dry-run] would have: ${action.note}` : action.note,
+        note: result === 'dry-run' ? `[dry-run] would have: ${action.note}` : confirmed ? `${action.note} (The apiserver's answer to this write was lost; a re-read shows it made.)` : action.note,
         type: 'Normal',
         action: action.verb === 'delete' ? 'Delete' : 'Patch',
         stateKey: `${stateKey(action)}/${result}`,
@@ -222,6 +256,20 @@ export function createExecutor(deps: ExecutorDeps) {
       ...(again ? { requeueAfterSeconds: again } : {}),
     };
   }
+}
+
+/** A write whose answer was lost found its target gone, and a re-read shows it was not this write: gone before it. */
+class GoneAfterAll extends Error {}
+
+/**
+ * The live object holds what a JSON merge patch sets (RFC 7396): every key the patch sets to null
+ * is absent, every object is held key by key, every other value (arrays included) is equal.
+ */
+function contains(live: unknown, patch: unknown): boolean {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return isDeepStrictEqual(live, patch);
+  if (live === null || typeof live !== 'object' || Array.isArray(live)) return false;
+  const l = live as Record<string, unknown>;
+  return Object.entries(patch as Record<string, unknown>).every(([k, v]) => (v === undefined ? true : v === null ? l[k] === undefined || l[k] === null : contains(l[k], v)));
 }
 
 /** A target whose name or namespace cannot be put into a URL: refused (with an Event), never a thrown failure. */

@@ -10,7 +10,7 @@ import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } fro
 import { gunzip, inflate } from 'node:zlib';
 import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { fetch, type Dispatcher } from 'undici';
-import { KubeError, networkError, type StatusDetails } from './errors.js';
+import { KubeError, networkError, WriteOutcomeUnknown, type StatusDetails } from './errors.js';
 import { resourceFor, resourcePath, type ResourceInfo } from './resources.js';
 import type { DeleteOptions, Kube, KubeObject, ListOptions, PatchOptions, Ref, WriteOptions } from './types.js';
 
@@ -186,11 +186,17 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
   }
 
   async function request(call: Call): Promise<unknown> {
+    // A write retried after an attempt that got no answer may meet its own effect: not someone else's.
+    const write = call.method !== HttpMethod.GET;
+    let unanswered = false;
     for (let attempt = 0; ; attempt++) {
       try {
         return await once(call);
       } catch (e) {
+        if (write && unanswered && e instanceof KubeError && (e.conflict || e.notFound)) throw new WriteOutcomeUnknown(e);
         if (!(e instanceof KubeError) || !e.transient || attempt >= retries) throw e;
+        // 429 is API priority and fairness turning the request away before handling it.
+        if (write && e.status !== 429) unanswered = true;
         const backoff = Math.min(maxBackoffMs, backoffMs * 2 ** attempt);
         const hinted = e.retryAfterSeconds ? Math.min(maxBackoffMs, e.retryAfterSeconds * 1000) : 0;
         await sleep(Math.max(backoff, hinted));
@@ -269,6 +275,7 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
         const held = res && res.kind !== 'Status' && res.metadata?.deletionTimestamp && (res.metadata.finalizers?.length ?? 0) > 0;
         return held ? 'pending' : 'deleted';
       } catch (e) {
+        if (e instanceof WriteOutcomeUnknown) throw e;
         return goneOr(e, info, ref.name);
       }
     },
@@ -279,6 +286,7 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
       try {
         return await patchCall();
       } catch (e) {
+        if (e instanceof WriteOutcomeUnknown) throw e;
         return goneOr(e, info, ref.name);
       }
       async function patchCall(): Promise<KubeObject> {

@@ -66,6 +66,19 @@ export class KubeError extends Error {
   }
 }
 
+/**
+ * A write whose outcome is unknown: an earlier attempt got no answer (timeout, reset connection, a
+ * proxy's 5xx) and may have been applied, and the retry was refused as if by a change of someone
+ * else's (409 Conflict: its own write moved the resourceVersion) or found the object gone (404: its
+ * own delete removed it). Only a re-read tells whether the write landed (red team 33, W1).
+ */
+export class WriteOutcomeUnknown extends KubeError {
+  constructor(readonly refusal: KubeError) {
+    super(refusal.status, refusal.reason, `an earlier attempt of this write got no answer and may have been applied; the retry got ${refusal.status} ${refusal.reason}: ${refusal.message}`, refusal.retryAfterSeconds, refusal.details);
+    this.name = 'WriteOutcomeUnknown';
+  }
+}
+
 export function isKubeError(e: unknown): e is KubeError {
   return e instanceof KubeError;
 }
