@@ -65,7 +65,12 @@ export function loadConfig(env: Env, functions: { name: string; defaults?: Funct
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     problems.push(`LOG_LEVEL=${JSON.stringify(logLevel)}: expected one of fatal, error, warn, info, debug, trace, silent`);
   }
-  const protectedNamespaces = list('PROTECTED_NAMESPACES', ['kube-system', 'kube-public', 'kube-node-lease']);
+  // An empty value is a template's unset variable far more often than a wish to protect nothing:
+  // refused, and protecting nothing has to be said (`none`) (red team 33, P1).
+  const protectedRaw = list('PROTECTED_NAMESPACES', ['kube-system', 'kube-public', 'kube-node-lease']);
+  if (protectedRaw.length === 0) problems.push('PROTECTED_NAMESPACES is empty: name the namespaces olm-medic must never write to (default kube-system,kube-public,kube-node-lease), or none to protect no namespace');
+  if (protectedRaw.includes('none') && protectedRaw.length > 1) problems.push(`PROTECTED_NAMESPACES=${JSON.stringify(env.PROTECTED_NAMESPACES)}: none stands alone`);
+  const protectedNamespaces = protectedRaw.length === 1 && protectedRaw[0] === 'none' ? [] : protectedRaw;
   for (const ns of protectedNamespaces) if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns)) problems.push(`PROTECTED_NAMESPACES: "${ns}" is not a valid namespace name`);
 
   const functionOptions: Record<string, FunctionOptions> = {};

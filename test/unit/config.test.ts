@@ -110,8 +110,9 @@ describe('loadConfig: good values', () => {
     expect(loadConfig({ ENABLED_FUNCTIONS: 'all' }, FUNCTIONS).enabledFunctions).toEqual(['catalog-reschedule', 'job-conflict']);
   });
 
-  it('PROTECTED_NAMESPACES="" means no protected namespaces', () => {
-    expect(loadConfig({ PROTECTED_NAMESPACES: '' }, FUNCTIONS).protectedNamespaces).toEqual([]);
+  it('PROTECTED_NAMESPACES="" is a ConfigError (an unset template variable must not lift the protection); none means no protected namespaces', () => {
+    expect(() => loadConfig({ PROTECTED_NAMESPACES: '' }, FUNCTIONS)).toThrow(/PROTECTED_NAMESPACES is empty/);
+    expect(loadConfig({ PROTECTED_NAMESPACES: 'none' }, FUNCTIONS).protectedNamespaces).toEqual([]);
   });
 
   it.each([
