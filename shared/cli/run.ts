@@ -218,9 +218,9 @@ function table(rows: Outcome[], total: number, dryRun: boolean, pending: string[
   return rows.length ? [fmt(head), ...body.map(fmt), '', summary, ...progress].join('\n') : [`clean: ${summary}`, ...progress].join('\n');
 }
 
-/** An outcome's target as the engine keys its re-checks (`function|Kind/ns/name`). */
+/** An outcome's target as the engine keys its re-checks (`function|Kind/ns/name`, then `@scope` for a scoped look). */
 function targetKey(o: Outcome): string {
-  return `${o.function ?? ''}|${o.target ?? ''}`;
+  return `${o.function ?? ''}|${o.target ?? ''}${o.scope ? `@${o.scope}` : ''}`;
 }
 
 /**

@@ -186,6 +186,7 @@ export function createEngine(deps: EngineDeps): Engine {
         const next = await reconcileOnce(fn, live);
         outcome = merge(outcome, next);
       }
+      if (ref.scope) outcome = { ...outcome, scope: ref.scope };
       if (history) {
         const h = history.get(key);
         if (h) h.push(outcome);

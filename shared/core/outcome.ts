@@ -25,6 +25,8 @@ export interface ActionResult {
 export interface Outcome {
   function?: string;
   target?: string;
+  /** A namespace-scoped look's scope (TargetRef.scope): part of the target's identity for re-checks. */
+  scope?: string;
   status: OutcomeStatus;
   reason: string;
   actions?: ActionResult[];
