@@ -39,10 +39,12 @@ export type ExecResult = Outcome | { status: 'replan'; cause: 'conflict' | 'gone
 export function createExecutor(deps: ExecutorDeps) {
   const { writer, recorder, policy, budget } = deps;
 
+  // Releasing our own finalizer is not a dry-run for the server (keeping it would leave the object
+  // stuck); it is for the CLI, whose dry-run writes nothing (Policy.releaseInDryRun).
+  const sentDry = (action: Action): boolean => policy.dryRun && !(action.releasesOwnFinalizer && policy.releaseInDryRun !== false);
+
   async function perform(action: Action): Promise<'done' | 'gone' | 'dry-run' | 'held'> {
-    // Releasing our own finalizer is not a dry-run for the server (keeping it would leave the object
-    // stuck); it is for the CLI, whose dry-run writes nothing (Policy.releaseInDryRun).
-    const dryRun = policy.dryRun && !(action.releasesOwnFinalizer && policy.releaseInDryRun !== false);
+    const dryRun = sentDry(action);
     if (action.verb === 'delete') {
       const r = await writer.delete(action.target, {
         uid: action.target.uid,
@@ -64,11 +66,22 @@ export function createExecutor(deps: ExecutorDeps) {
    * the patch's content in place on the same object), else undefined (someone else's change: re-plan).
    */
   async function landed(action: Action): Promise<'done' | 'held' | undefined> {
-    if (!deps.reader) return undefined;
-    const live = await deps.reader.get(action.target);
+    // A dry run applies nothing (red team 34, L1); without a re-read nothing is shown made.
+    if (!deps.reader || sentDry(action)) return undefined;
+    let live: KubeObject | undefined;
+    try {
+      live = await deps.reader.get(action.target);
+    } catch {
+      // The re-read failed (forbidden, unreachable): nothing is shown made; re-plan (red team 34, L4).
+      return undefined;
+    }
     if (action.verb === 'delete') {
       if (!live || live.metadata.uid !== action.target.uid) return 'done';
-      return live.metadata.deletionTimestamp ? 'held' : undefined;
+      // Being deleted shows this delete only if the plan saw the object whole, and with the grace
+      // asked for: a pod Terminating since before (taint eviction) is not force-deleted (red team 34, L2).
+      const grace = action.gracePeriodSeconds;
+      const asked = grace === undefined || live.metadata.deletionGracePeriodSeconds === grace;
+      return live.metadata.deletionTimestamp && !action.target.deleting && asked ? 'held' : undefined;
     }
     return live && live.metadata.uid === action.target.uid && contains(live, { ...action.patch, metadata: { ...action.patch.metadata, resourceVersion: undefined } }) ? 'done' : undefined;
   }
@@ -233,11 +246,14 @@ export function createExecutor(deps: ExecutorDeps) {
         regarding: action.regarding ?? action.target,
         ...(action.regarding ? { related: action.target } : {}),
         reason: action.reason,
-        note: result === 'dry-run' ? `[dry-run] would have: ${action.note}` : confirmed ? `${action.note} (The apiserver's answer to this write was lost; a re-read shows it made.)` : action.note,
+        note: result === 'dry-run' ? `[dry-run] would have: ${action.note}` : confirmed ? `${action.note} (The apiserver's answer to this write was lost; a re-read shows its effect in place.)` : action.note,
         type: 'Normal',
         action: action.verb === 'delete' ? 'Delete' : 'Patch',
         stateKey: `${stateKey(action)}/${result}`,
       });
+      // The effect may be another's as well as this write's, and the object changed under the plan
+      // either way: no further write on this view; re-plan from live state (red team 34, L3).
+      if (confirmed) return { status: 'replan', cause: 'conflict', reason: `${action.verb} ${refString(action.target)}: its answer was lost; re-planning from live state`, done: results };
     }
     // Every allowed action ran (a target found gone re-plans above): acted, only simulated, or refused by the apiserver.
     const status = results.some((r) => r.result === 'done') ? 'acted' : results.length ? 'dry-run' : 'refused';

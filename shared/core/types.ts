@@ -17,6 +17,8 @@ export interface Target extends Ref {
   resourceVersion?: string;
   /** For policy: the executor refuses objects annotated with the opt-out annotation. */
   annotations?: Record<string, string>;
+  /** It was already being deleted (deletionTimestamp set) when the plan read it. */
+  deleting?: true;
 }
 
 export type EventType = 'Normal' | 'Warning';
@@ -303,5 +305,6 @@ export function target(obj: KubeObject): Target {
     uid: m.uid ?? '',
     ...(m.resourceVersion ? { resourceVersion: m.resourceVersion } : {}),
     ...(m.annotations ? { annotations: m.annotations } : {}),
+    ...(m.deletionTimestamp ? { deleting: true as const } : {}),
   };
 }

@@ -10,7 +10,7 @@ import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } fro
 import { gunzip, inflate } from 'node:zlib';
 import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { fetch, type Dispatcher } from 'undici';
-import { KubeError, networkError, WriteOutcomeUnknown, type StatusDetails } from './errors.js';
+import { KubeError, mayHaveApplied, networkError, WriteOutcomeUnknown, type StatusDetails } from './errors.js';
 import { resourceFor, resourcePath, type ResourceInfo } from './resources.js';
 import type { DeleteOptions, Kube, KubeObject, ListOptions, PatchOptions, Ref, WriteOptions } from './types.js';
 
@@ -105,6 +105,7 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
       status?.message ?? `${call.verb} ${call.resource}: HTTP ${res.status}`,
       Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
       status?.kind === 'Status' && typeof status.details === 'object' && status.details ? status.details : undefined,
+      status?.kind === 'Status',
     );
   }
 
@@ -186,8 +187,9 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
   }
 
   async function request(call: Call): Promise<unknown> {
-    // A write retried after an attempt that got no answer may meet its own effect: not someone else's.
-    const write = call.method !== HttpMethod.GET;
+    // A write retried after an attempt that may have been applied (its answer lost) may meet its own
+    // effect: not someone else's. A dry run applies nothing.
+    const write = call.method !== HttpMethod.GET && !call.query?.dryRun && !(call.body as { dryRun?: unknown } | undefined)?.dryRun;
     let unanswered = false;
     for (let attempt = 0; ; attempt++) {
       try {
@@ -195,8 +197,7 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
       } catch (e) {
         if (write && unanswered && e instanceof KubeError && (e.conflict || e.notFound)) throw new WriteOutcomeUnknown(e);
         if (!(e instanceof KubeError) || !e.transient || attempt >= retries) throw e;
-        // 429 is API priority and fairness turning the request away before handling it.
-        if (write && e.status !== 429) unanswered = true;
+        if (write && mayHaveApplied(e)) unanswered = true;
         const backoff = Math.min(maxBackoffMs, backoffMs * 2 ** attempt);
         const hinted = e.retryAfterSeconds ? Math.min(maxBackoffMs, e.retryAfterSeconds * 1000) : 0;
         await sleep(Math.max(backoff, hinted));

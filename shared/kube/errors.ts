@@ -15,6 +15,8 @@ export class KubeError extends Error {
     message: string,
     readonly retryAfterSeconds?: number,
     readonly details?: StatusDetails,
+    /** The apiserver answered with a metav1 Status (not a proxy's page or a bare code). */
+    readonly fromStatus = false,
   ) {
     super(message);
     this.name = 'KubeError';
@@ -74,7 +76,7 @@ export class KubeError extends Error {
  */
 export class WriteOutcomeUnknown extends KubeError {
   constructor(readonly refusal: KubeError) {
-    super(refusal.status, refusal.reason, `an earlier attempt of this write got no answer and may have been applied; the retry got ${refusal.status} ${refusal.reason}: ${refusal.message}`, refusal.retryAfterSeconds, refusal.details);
+    super(refusal.status, refusal.reason, `an earlier attempt of this write got no answer and may have been applied; the retry got ${refusal.status} ${refusal.reason}: ${refusal.message}`, refusal.retryAfterSeconds, refusal.details, refusal.fromStatus);
     this.name = 'WriteOutcomeUnknown';
   }
 }
@@ -83,8 +85,40 @@ export function isKubeError(e: unknown): e is KubeError {
   return e instanceof KubeError;
 }
 
-/** Network failures and timeouts: status 0, always transient. */
+/** Connection errors raised before a request could be written: nothing reached the apiserver. */
+const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'ERR_INVALID_URL', 'ERR_TLS_CERT_ALTNAME_INVALID', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'CERT_HAS_EXPIRED']);
+
+/** The error codes along an error's cause chain. */
+function codes(e: unknown): string[] {
+  const out: string[] = [];
+  for (let c = e, depth = 0; c && typeof c === 'object' && depth < 8; c = (c as { cause?: unknown }).cause, depth++) {
+    const code = (c as { code?: unknown }).code;
+    if (typeof code === 'string') out.push(code);
+  }
+  return out;
+}
+
+/**
+ * Network failures and timeouts: status 0, always transient. Reason `ConnectFailed` when the
+ * connection was never made (the request was not sent), else `NetworkError` (it may have been).
+ */
 export function networkError(cause: unknown): KubeError {
   const msg = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
-  return new KubeError(0, 'NetworkError', `apiserver unreachable: ${msg}`);
+  const neverSent = codes(cause).some((c) => NEVER_SENT.has(c));
+  return new KubeError(0, neverSent ? 'ConnectFailed' : 'NetworkError', `apiserver unreachable: ${msg}`);
+}
+
+/**
+ * Whether a write that failed with this (transient) error may still have been applied: the request
+ * may have reached storage and its answer was lost. Not when the connection was never made, nor when
+ * the apiserver answered with a Status saying why it did not store it (a failed webhook, an
+ * unavailable aggregated API, API priority and fairness' 429); yes for a timeout of any kind (the
+ * connection's, the apiserver's Timeout/ServerTimeout, a timed-out etcd commit) and for any 5xx that
+ * is not an apiserver Status (a proxy's 502/504).
+ */
+export function mayHaveApplied(e: KubeError): boolean {
+  if (e.status === 0) return e.reason !== 'ConnectFailed';
+  if (e.status === 429) return false;
+  if (!e.fromStatus) return true;
+  return e.reason === 'Timeout' || e.reason === 'ServerTimeout' || /timed? ?out|timeout|deadline exceeded/i.test(e.message);
 }

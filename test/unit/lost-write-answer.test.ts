@@ -148,21 +148,21 @@ const job = (extra: Partial<KubeObject['metadata']> = {}, annotations?: Record<s
   ({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'abc', namespace: 'olm', uid: 'job-1', resourceVersion: '8', ...(annotations ? { annotations } : {}), ...extra } }) as KubeObject;
 
 describe('the executor decides a write whose answer was lost by a re-read', () => {
-  it('a DELETE whose retry found the Job gone: acted, with its Event noting the lost answer (not "already gone")', async () => {
+  it('a DELETE whose retry found the Job gone: reported done, with its Event noting the lost answer (not "already gone"), then re-planned from live state', async () => {
     const t = lostAnswer({ verb: 'delete', retry: 404, live: undefined });
     const out = await t.run();
-    expect(out).toMatchObject({ status: 'acted', actions: [{ verb: 'delete', result: 'done' }] });
+    expect(out).toMatchObject({ status: 'replan', cause: 'conflict', done: [{ verb: 'delete', result: 'done' }] });
     expect(t.events.map((e) => e.reason)).toEqual(['UnpackJobDeleted']);
-    expect(t.events[0]!.note).toMatch(/answer to this write was lost; a re-read shows it made/);
+    expect(t.events[0]!.note).toMatch(/answer to this write was lost; a re-read shows its effect in place/);
   });
 
-  it('a DELETE whose retry found a NEW object of that name: ours was deleted: acted', async () => {
-    expect(await lostAnswer({ verb: 'delete', retry: 404, live: job({ uid: 'job-2' }) }).run()).toMatchObject({ status: 'acted' });
+  it('a DELETE whose retry found a NEW object of that name: ours is gone: reported done, re-planned', async () => {
+    expect(await lostAnswer({ verb: 'delete', retry: 404, live: job({ uid: 'job-2' }) }).run()).toMatchObject({ status: 'replan', done: [{ verb: 'delete', result: 'done' }] });
   });
 
-  it('a PATCH whose retry got 409 and whose content is in place: acted', async () => {
+  it('a PATCH whose retry got 409 and whose content is in place: reported done, re-planned', async () => {
     const t = lostAnswer({ verb: 'patch', retry: 409, live: job({}, { 'olm-medic.io/nudged-at': 'T' }) });
-    expect(await t.run()).toMatchObject({ status: 'acted', actions: [{ verb: 'patch', result: 'done' }] });
+    expect(await t.run()).toMatchObject({ status: 'replan', done: [{ verb: 'patch', result: 'done' }] });
     expect(t.events.map((e) => e.reason)).toEqual(['Nudged']);
   });
 
