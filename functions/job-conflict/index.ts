@@ -119,7 +119,10 @@ async function observe(ref: Ref, read: Reader, ctx: ObserveContext): Promise<Obs
       // A global catalog has subscribers in many namespaces: one (shared) cluster-wide list.
       for await (const og of read.list(V1, 'OperatorGroup', { shared: true })) {
         const ns = og.metadata.namespace!;
-        if (namespaces.has(ns)) groups.set(ns, [...(groups.get(ns) ?? []), og]);
+        if (!namespaces.has(ns)) continue;
+        const list = groups.get(ns);
+        if (list) list.push(og);
+        else groups.set(ns, [og]);
       }
     } else {
       await forEachLimited(namespaces, PER_NAMESPACE_OPERATOR_GROUP_LISTS, async (ns) => void groups.set(ns, await collect(read.list(V1, 'OperatorGroup', { namespace: ns }))));

@@ -61,7 +61,10 @@ async function* sweep(read: Reader, scope: SweepScope): AsyncIterable<Ref> {
   for await (const sub of read.list(V1ALPHA1, 'Subscription', opts)) {
     if (!installPlanOf(sub)) continue;
     const ns = sub.metadata.namespace!;
-    subsByNs.set(ns, [...(subsByNs.get(ns) ?? []), slim(sub)]);
+    // Appended in place: a namespace of many Subscriptions costs linear time, not quadratic.
+    const list = subsByNs.get(ns);
+    if (list) list.push(slim(sub));
+    else subsByNs.set(ns, [slim(sub)]);
   }
   if (subsByNs.size === 0) return;
   // The epoch makes every label-only repair a candidate (requeue); observe() + plan() decide on the real clock.
