@@ -206,7 +206,7 @@ export function createEngine(deps: EngineDeps): Engine {
     const target = refString(ref);
     const options = deps.options[fn.name] ?? {};
     let lastReason = '';
-    let lastCause: 'conflict' | 'gone' = 'conflict';
+    let lastCause: 'conflict' | 'gone' | 'lost-answer' = 'conflict';
     // Writes done before a re-plan still happened: they stay in the outcome, whatever it becomes.
     const done: ActionResult[] = [];
     for (let attempt = 0; attempt <= deps.maxReplans; attempt++) {
@@ -238,6 +238,8 @@ export function createEngine(deps: EngineDeps): Engine {
     // Objects vanishing under the plan (GC, OLM, another replica) is the state settling, not churn:
     // look again shortly from live state (in process), instead of failing the event to the Broker.
     if (lastCause === 'gone') return withDone({ function: fn.name, target, status: 'requeued', reason: `targets went away under the plan (${attempts}): ${lastReason}; looking again`, requeueAfterSeconds: 1 }, done);
+    // The last change was olm-medic's own write (its answer lost): settling, not churn; look again.
+    if (lastCause === 'lost-answer') return withDone({ function: fn.name, target, status: 'requeued', reason: `${lastReason} (${attempts}); looking again`, requeueAfterSeconds: 1 }, done);
     return withDone({ function: fn.name, target, status: 'transient', reason: `state kept changing (${attempts}): ${lastReason}` }, done);
   }
 

@@ -31,10 +31,12 @@ export interface ExecutorDeps {
 }
 
 /**
- * The state changed under the plan: a write precondition failed (`conflict`), or a write found its
- * target already gone (`gone`). Re-read and re-plan; `done` holds the writes made before it.
+ * The state changed under the plan: a write precondition failed (`conflict`), a write found its
+ * target already gone (`gone`), or a write whose answer was lost was shown made by a re-read
+ * (`lost-answer`: its own change, maybe another's too). Re-read and re-plan; `done` holds the
+ * writes made before it.
  */
-export type ExecResult = Outcome | { status: 'replan'; cause: 'conflict' | 'gone'; reason: string; done?: ActionResult[] };
+export type ExecResult = Outcome | { status: 'replan'; cause: 'conflict' | 'gone' | 'lost-answer'; reason: string; done?: ActionResult[] };
 
 export function createExecutor(deps: ExecutorDeps) {
   const { writer, recorder, policy, budget } = deps;
@@ -253,7 +255,7 @@ export function createExecutor(deps: ExecutorDeps) {
       });
       // The effect may be another's as well as this write's, and the object changed under the plan
       // either way: no further write on this view; re-plan from live state (red team 34, L3).
-      if (confirmed) return { status: 'replan', cause: 'conflict', reason: `${action.verb} ${refString(action.target)}: its answer was lost; re-planning from live state`, done: results };
+      if (confirmed) return { status: 'replan', cause: 'lost-answer', reason: `${action.verb} ${refString(action.target)}: its answer was lost; re-planning from live state`, done: results };
     }
     // Every allowed action ran (a target found gone re-plans above): acted, only simulated, or refused by the apiserver.
     const status = results.some((r) => r.result === 'done') ? 'acted' : results.length ? 'dry-run' : 'refused';

@@ -151,7 +151,7 @@ describe('the executor decides a write whose answer was lost by a re-read', () =
   it('a DELETE whose retry found the Job gone: reported done, with its Event noting the lost answer (not "already gone"), then re-planned from live state', async () => {
     const t = lostAnswer({ verb: 'delete', retry: 404, live: undefined });
     const out = await t.run();
-    expect(out).toMatchObject({ status: 'replan', cause: 'conflict', done: [{ verb: 'delete', result: 'done' }] });
+    expect(out).toMatchObject({ status: 'replan', cause: 'lost-answer', done: [{ verb: 'delete', result: 'done' }] });
     expect(t.events.map((e) => e.reason)).toEqual(['UnpackJobDeleted']);
     expect(t.events[0]!.note).toMatch(/answer to this write was lost; a re-read shows its effect in place/);
   });
@@ -174,5 +174,39 @@ describe('the executor decides a write whose answer was lost by a re-read', () =
 
   it('twin: a PATCH whose retry found the object gone: re-planned as gone', async () => {
     expect(await lostAnswer({ verb: 'patch', retry: 404, live: undefined }).run()).toMatchObject({ status: 'replan', cause: 'gone' });
+  });
+});
+
+describe('MAX_REPLANS=0: a write confirmed by a re-read is not turned into a 503', () => {
+  it('the engine reports the write (acted, looking again in process), not a transient failure for the Broker to redeliver', async () => {
+    const { createRuntime } = await import('../../shared/wiring.js');
+    const { loadConfig } = await import('../../shared/core/config.js');
+    const pino = (await import('pino')).default;
+    let observed = 0;
+    const fn = {
+      name: 'job-conflict',
+      summary: 's',
+      kinds: ['batch/v1/Job'],
+      targets: () => [{ apiVersion: 'batch/v1', kind: 'Job', namespace: 'olm', name: 'abc' }],
+      // The Job is looked at once: after the delete (made, its answer lost) it is gone.
+      observe: async () => (observed++ === 0 ? {} : undefined),
+      plan: (): Plan => ({ kind: 'act', actions: [{ verb: 'delete', target: { apiVersion: 'batch/v1', kind: 'Job', namespace: 'olm', name: 'abc', uid: 'job-1', resourceVersion: '7' }, reason: 'UnpackJobDeleted', note: 'Deleted Job abc.' }], summary: 'fix abc' }),
+    };
+    const kube = {
+      get: async () => undefined,
+      list: () => (async function* () {})(),
+      delete: async () => Promise.reject(new WriteOutcomeUnknown(new KubeError(404, 'NotFound', 'not found'))),
+      mergePatch: async () => Promise.reject(new Error('no patch')),
+      create: async (x: KubeObject) => x,
+      serverNow: () => new Date(),
+    };
+    const fns = [fn] as never[];
+    const rt = createRuntime(loadConfig({ MAX_REPLANS: '0' }, fns), fns, { kube: kube as never, log: pino({ level: 'silent' }) });
+    try {
+      const out = await rt.engine.reconcile(fn as never, { apiVersion: 'batch/v1', kind: 'Job', namespace: 'olm', name: 'abc' });
+      expect(out).toMatchObject({ status: 'acted', actions: [{ verb: 'delete', result: 'done' }] });
+    } finally {
+      rt.engine.close();
+    }
   });
 });
