@@ -60,5 +60,8 @@ export function staleBundle(entry) {
     return true;
   }
   if (process.env.OLM_MEDIC_BUNDLE_CHECKED === '1') return false;
+  // A bundle dated in the future (a clock that was ahead) proves nothing about the sources edited
+  // since: rebuilt, which dates it now (red team 35, S2).
+  if (built > Date.now() + 2_000) return true;
   return newestSource() > built;
 }

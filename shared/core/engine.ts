@@ -9,7 +9,7 @@ import { BadRequest, type ResourceTrigger, type SweepTrigger, type Trigger } fro
 import { KubeError } from '../kube/errors.js';
 import { InvalidValue } from '../kube/validate.js';
 import { refString, type Reader, type Ref } from '../kube/types.js';
-import type { Execute } from './executor.js';
+import { WritesThenFailed, type Execute } from './executor.js';
 import { worst, type ActionResult, type Outcome } from './outcome.js';
 import { claimDigest, targetsOf, withoutHint, type AnyFunction, type FunctionOptions, type PlanContext, type PlanPolicy, type TargetRef } from './types.js';
 import { RecentDigests, Requeuer, KeyedMutex, forEachLimited, type RefusedWrites } from './scheduling.js';
@@ -231,6 +231,10 @@ export function createEngine(deps: EngineDeps): Engine {
         if (outcome.status !== 'noop') log.info({ fn: fn.name, target, status: outcome.status, reason: outcome.reason, actions: outcome.actions }, 'reconciled');
         return outcome;
       } catch (e) {
+        if (e instanceof WritesThenFailed) {
+          done.push(...e.done.filter((a) => a.result !== 'dry-run'));
+          return withDone(failure(fn.name, target, e.error), done);
+        }
         return withDone(failure(fn.name, target, e), done);
       }
     }

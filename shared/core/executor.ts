@@ -85,6 +85,10 @@ export function createExecutor(deps: ExecutorDeps) {
       const asked = grace === undefined || live.metadata.deletionGracePeriodSeconds === grace;
       return live.metadata.deletionTimestamp && !action.target.deleting && asked ? 'held' : undefined;
     }
+    // A patch that removes finalizers from an object being deleted may remove the object itself
+    // (red team 35, F1): gone, or replaced, is then its effect.
+    const releases = action.target.deleting && Array.isArray((action.patch.metadata as { finalizers?: unknown } | undefined)?.finalizers);
+    if (releases && (!live || live.metadata.uid !== action.target.uid)) return 'done';
     return live && live.metadata.uid === action.target.uid && contains(live, { ...action.patch, metadata: { ...action.patch.metadata, resourceVersion: undefined } }) ? 'done' : undefined;
   }
 
@@ -229,7 +233,8 @@ export function createExecutor(deps: ExecutorDeps) {
           continue;
         }
         deps.onAction?.(fn, action, 'error');
-        throw e;
+        // The writes made before it stay in the outcome, whatever it becomes (red team 35, E1).
+        throw results.length ? new WritesThenFailed(e, results) : e;
         }
       }
       deps.onAction?.(fn, action, result);
@@ -276,6 +281,17 @@ export function createExecutor(deps: ExecutorDeps) {
   }
 }
 
+/** A write failed after others of the plan were made: the error, with those writes. */
+export class WritesThenFailed extends Error {
+  constructor(
+    readonly error: unknown,
+    readonly done: ActionResult[],
+  ) {
+    super(error instanceof Error ? error.message : String(error));
+    this.name = 'WritesThenFailed';
+  }
+}
+
 /** A write whose answer was lost found its target gone, and a re-read shows it was not this write: gone before it. */
 class GoneAfterAll extends Error {}
 
@@ -284,6 +300,8 @@ class GoneAfterAll extends Error {}
  * is absent, every object is held key by key, every other value (arrays included) is equal.
  */
 function contains(live: unknown, patch: unknown): boolean {
+  // The apiserver stores an empty list (finalizers: []) as no field at all (red team 35, F1).
+  if (Array.isArray(patch) && patch.length === 0 && (live === undefined || live === null)) return true;
   if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return isDeepStrictEqual(live, patch);
   if (live === null || typeof live !== 'object' || Array.isArray(live)) return false;
   const l = live as Record<string, unknown>;

@@ -10,7 +10,7 @@ import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } fro
 import { gunzip, inflate } from 'node:zlib';
 import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { fetch, type Dispatcher } from 'undici';
-import { KubeError, mayHaveApplied, networkError, WriteOutcomeUnknown, type StatusDetails } from './errors.js';
+import { KubeError, mayHaveApplied, networkError, NOT_SENT, WriteOutcomeUnknown, type StatusDetails } from './errors.js';
 import { resourceFor, resourcePath, type ResourceInfo } from './resources.js';
 import type { DeleteOptions, Kube, KubeObject, ListOptions, PatchOptions, Ref, WriteOptions } from './types.js';
 
@@ -120,7 +120,12 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
   async function exchange(call: Call, url: string, body: string | undefined): Promise<Answer> {
     const opts: RequestOptions = {};
     // Per request, as before: credentials (a rotated token file, an exec plugin) are re-applied.
-    await kc.applyToHTTPSOptions(opts);
+    // Failing here, nothing was sent (red team 35, N1).
+    try {
+      await kc.applyToHTTPSOptions(opts);
+    } catch (e) {
+      throw notSent(e);
+    }
     // The scheme decides the transport (URL parsing lower-cases it: HTTPS://… is https).
     const tls = new URL(url).protocol === 'https:';
     // Like the undici dispatcher it replaces: the first request's TLS material, TCP keep-alive after
@@ -139,14 +144,20 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
     Object.assign(headers, REQUEST_HEADERS);
     const signal = AbortSignal.timeout(timeoutMs);
     let answer: IncomingMessage;
+    // The whole request (headers and body) handed to the connection: only then can the apiserver
+    // have acted on it. A failure before (no connection, a TLS handshake that never ends, a request
+    // queued behind busy sockets) sent nothing (red team 35, N1).
+    let written = false;
     try {
       answer = await new Promise<IncomingMessage>((resolve, reject) => {
         const req = (tls ? httpsRequest : httpRequest)(url, { method: call.method, headers, agent, signal }, resolve);
         req.on('error', reject);
+        req.on('finish', () => void (written = true));
         req.end(body);
       });
     } catch (e) {
-      throw signal.aborted ? signal.reason : new TypeError('fetch failed', { cause: e });
+      const err = signal.aborted ? signal.reason : new TypeError('fetch failed', { cause: e });
+      throw written ? err : notSent(err);
     }
     const chunks: Buffer[] = [];
     try {
@@ -164,6 +175,11 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
       retryAfter: header(answer.headers['retry-after']),
       text: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text,
     };
+  }
+
+  /** An error raised before the request was written: marked so that it never counts as possibly applied. */
+  function notSent(e: unknown): Error {
+    return Object.assign(new TypeError('fetch failed: request not sent', { cause: e }), { code: NOT_SENT });
   }
 
   /** The previous transport, kept for clusters behind a proxy: client-node's undici dispatcher. */

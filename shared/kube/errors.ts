@@ -85,8 +85,11 @@ export function isKubeError(e: unknown): e is KubeError {
   return e instanceof KubeError;
 }
 
+/** The code the kube client gives an error raised before it wrote the request. */
+export const NOT_SENT = 'OLM_MEDIC_NOT_SENT';
+
 /** Connection errors raised before a request could be written: nothing reached the apiserver. */
-const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'ERR_INVALID_URL', 'ERR_TLS_CERT_ALTNAME_INVALID', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'CERT_HAS_EXPIRED']);
+const NEVER_SENT = new Set([NOT_SENT, 'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'ERR_INVALID_URL', 'ERR_TLS_CERT_ALTNAME_INVALID', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'CERT_HAS_EXPIRED']);
 
 /** The error codes along an error's cause chain. */
 function codes(e: unknown): string[] {
