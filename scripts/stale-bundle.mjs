@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 /**
- * The newest modification time (ms) among the sources that exist, or 0. A file dated in the future
+ * The newest modification time (ms) among the sources that exist (0 if all are dated in the
+ * future), or undefined when the tree holds no sources. A file dated in the future
  * (a clock that was ahead) would make every bundle stale, and every start a build: it is left out,
  * with a warning (red team 34, S1).
  */
@@ -33,7 +34,7 @@ function newestSource() {
     }
   };
   for (const d of ['bin', 'shared', 'functions']) seen(join(root, d));
-  if (newest === 0 && future.length === 0) return 0;
+  if (newest === 0 && future.length === 0) return undefined;
   for (const f of ['scripts/build.mjs', 'scripts/shims', 'package-lock.json', 'tsconfig.json']) {
     try {
       const path = join(root, f);
@@ -60,8 +61,11 @@ export function staleBundle(entry) {
     return true;
   }
   if (process.env.OLM_MEDIC_BUNDLE_CHECKED === '1') return false;
+  const newest = newestSource();
+  // No sources (the image): the bundle runs as built, whatever its date (red team 36, S3).
+  if (newest === undefined) return false;
   // A bundle dated in the future (a clock that was ahead) proves nothing about the sources edited
   // since: rebuilt, which dates it now (red team 35, S2).
   if (built > Date.now() + 2_000) return true;
-  return newestSource() > built;
+  return newest > built;
 }

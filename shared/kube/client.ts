@@ -177,6 +177,15 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
     };
   }
 
+  /** The messages along an error's cause chain. */
+  function causes(e: unknown): string[] {
+    const out: string[] = [];
+    for (let c = e, depth = 0; c && typeof c === 'object' && depth < 8; c = (c as { cause?: unknown }).cause, depth++) {
+      if (typeof (c as { message?: unknown }).message === 'string') out.push((c as { message: string }).message);
+    }
+    return out;
+  }
+
   /** An error raised before the request was written: marked so that it never counts as possibly applied. */
   function notSent(e: unknown): Error {
     return Object.assign(new TypeError('fetch failed: request not sent', { cause: e }), { code: NOT_SENT });
@@ -187,16 +196,27 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
     const ctx = new RequestContext(url, call.method);
     ctx.setHeaderParam('Accept', call.accept ?? 'application/json');
     if (body !== undefined) ctx.setHeaderParam('Content-Type', call.contentType ?? 'application/json');
-    await kc.applySecurityAuthentication(ctx);
-    // client-node builds a new agent per request; keep the first so connections are pooled.
-    dispatcher ??= ctx.getDispatcher() as Dispatcher | undefined;
-    const res = await fetch(url, {
-      method: call.method,
-      headers: ctx.getHeaders(),
-      body,
-      signal: AbortSignal.timeout(timeoutMs),
-      ...(dispatcher ? { dispatcher } : {}),
-    });
+    // Credentials and the proxy's dispatcher: failing here, nothing was sent (red team 36, P1).
+    try {
+      await kc.applySecurityAuthentication(ctx);
+      // client-node builds a new agent per request; keep the first so connections are pooled.
+      dispatcher ??= ctx.getDispatcher() as Dispatcher | undefined;
+    } catch (e) {
+      throw notSent(e);
+    }
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method: call.method,
+        headers: ctx.getHeaders(),
+        body,
+        signal: AbortSignal.timeout(timeoutMs),
+        ...(dispatcher ? { dispatcher } : {}),
+      });
+    } catch (e) {
+      // The proxy refused the tunnel (CONNECT answered non-200): the request never reached the apiserver.
+      throw causes(e).some((c) => /^Proxy response \(\d+\) !== 200/.test(c)) ? notSent(e) : e;
+    }
     // A connection cut while reading the body rejects here: a network failure, never an empty success.
     const text = await res.text();
     return { status: res.status, statusText: res.statusText, date: res.headers.get('date') ?? undefined, retryAfter: res.headers.get('retry-after') ?? undefined, text };

@@ -123,5 +123,7 @@ export function mayHaveApplied(e: KubeError): boolean {
   if (e.status === 0) return e.reason !== 'ConnectFailed';
   if (e.status === 429) return false;
   if (!e.fromStatus) return true;
+  // Admission runs before storage: a webhook that failed or timed out stored nothing (red team 36, W1).
+  if (/failed calling webhook|admission webhook|failed calling plugin/i.test(e.message)) return false;
   return e.reason === 'Timeout' || e.reason === 'ServerTimeout' || /timed? ?out|timeout|deadline exceeded/i.test(e.message);
 }
