@@ -138,13 +138,16 @@ export function decidePod(f: PodFacts, o: Observed, ctx: PlanContext): PodDecisi
     if (now < since + quarantine) return { wait: Math.min(NODE_GONE_RECHECK_SECONDS, Math.ceil(since + quarantine - now)), why: `node ${o.nodeName} is gone; waiting ${quarantine}s in case it re-registers` };
     why = `node ${o.nodeName} no longer exists (missing for over ${quarantine}s)`;
   } else if (outOfService) why = `node ${o.nodeName} is tainted ${OUT_OF_SERVICE}`;
-  else if (disruption?.status === 'True') {
+  // DisruptionTarget is evidence only with the delete it announces: it is written before the delete
+  // (taint eviction, preemption, the eviction API) and stays if that fails, and node-pressure
+  // eviction never deletes at all; such a pod is fenced like any other (red team 37).
+  else if (disruption?.status === 'True' && pod.metadata.deletionTimestamp) {
     // The condition carries taint eviction's clock; the delete that follows it is stamped by the
     // apiserver (deletionTimestamp minus the grace it was asked with): the later counts (red team 32).
     const grace = pod.metadata.deletionGracePeriodSeconds;
     const deleteAsked = seconds(pod.metadata.deletionTimestamp) !== undefined && typeof grace === 'number' ? seconds(pod.metadata.deletionTimestamp)! - grace : undefined;
     const since = latestOf(seconds(disruption.lastTransitionTime), deleteAsked) ?? now;
-    if (pod.metadata.deletionTimestamp && now < since + olmGrace) {
+    if (now < since + olmGrace) {
       return { defer: `pod has DisruptionTarget=True (${disruption.reason ?? ''}); OLM v0.29+ force-deletes such pods itself`, wait: Math.ceil(since + olmGrace - now) };
     }
     why = `pod has DisruptionTarget=True (${disruption.reason ?? 'unknown reason'}) on not-Ready node ${o.nodeName}`;

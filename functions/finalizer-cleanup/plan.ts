@@ -19,7 +19,7 @@ import { target } from '../../shared/core/types.js';
 import { policyRefusal } from '../../shared/core/policy.js';
 import type { KubeObject, Ref } from '../../shared/kube/types.js';
 import { FINALIZER_OLM_CSV_CLEANUP, LABEL_OWNER_NAMESPACE, MEDIC } from '../../shared/olm/constants.js';
-import { hasOtherComponentKey, isCopiedCsv, namespaceFitsKey, seconds } from '../../shared/olm/olm.js';
+import { hasOtherComponentKey, isCopiedCsv, latestOf, managedWriteTime, namespaceFitsKey, seconds } from '../../shared/olm/olm.js';
 
 export interface CsvObserved {
   kind: 'csv';
@@ -247,7 +247,9 @@ function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: 
   // of a CSV created 10 min before).
   const failedLong = o.csvs.filter((c) => {
     const st = c.status as { phase?: string; lastTransitionTime?: string } | undefined;
-    const failedAt = Math.max(seconds(st?.lastTransitionTime) ?? now, seconds(c.metadata.creationTimestamp) ?? now);
+    // ... nor than its last status write, which the apiserver stamps (red team 37: a CSV created
+    // long ago whose Failed phase a clock 2 h behind dated).
+    const failedAt = latestOf(seconds(st?.lastTransitionTime) ?? now, seconds(c.metadata.creationTimestamp) ?? now, managedWriteTime(c, 'status'))!;
     return namespaceFitsKey(o.labelKey ?? '', c.metadata.namespace ?? '') && st?.phase === 'Failed' && failedAt + grace <= now;
   });
   if (!failedLong.length) return { go: false, noop: 'no Subscription, but no long-failed CSV either' };

@@ -123,7 +123,9 @@ export function jobState(job: KubeObject): JobState {
   // A suspended Job (e.g. queued by Kueue) has not started; its deadline counts from
   // status.startTime only (the job controller resets it on resume), never from creation.
   if (spec?.suspend === true) return { kind: 'suspended' };
-  const started = st?.startTime === undefined ? undefined : latestOf(seconds(st.startTime), created);
+  // A resumed Job's startTime is reset at the resume, long after its creation: its last status
+  // write (apiserver-stamped) bounds it too (red team 37).
+  const started = st?.startTime === undefined ? undefined : latestOf(seconds(st.startTime), created, managedWriteTime(job, 'status'));
   const deadline = spec?.activeDeadlineSeconds;
   return { kind: 'running', ...(deadline && started !== undefined ? { deadlineAt: started + deadline } : {}) };
 }
