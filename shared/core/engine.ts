@@ -9,7 +9,7 @@ import { BadRequest, type ResourceTrigger, type SweepTrigger, type Trigger } fro
 import { KubeError } from '../kube/errors.js';
 import { InvalidValue } from '../kube/validate.js';
 import { refString, type Reader, type Ref } from '../kube/types.js';
-import { WritesThenFailed, type Execute } from './executor.js';
+import { WritesThenFailed, type Execute, type ExecResult } from './executor.js';
 import { worst, type ActionResult, type Outcome } from './outcome.js';
 import { claimDigest, targetsOf, withoutHint, type AnyFunction, type FunctionOptions, type PlanContext, type PlanPolicy, type TargetRef } from './types.js';
 import { RecentDigests, Requeuer, KeyedMutex, forEachLimited, type RefusedWrites } from './scheduling.js';
@@ -206,7 +206,7 @@ export function createEngine(deps: EngineDeps): Engine {
     const target = refString(ref);
     const options = deps.options[fn.name] ?? {};
     let lastReason = '';
-    let lastCause: 'conflict' | 'gone' | 'lost-answer' = 'conflict';
+    let lastCause: Extract<ExecResult, { status: 'replan' }>['cause'] = 'conflict';
     // Writes done before a re-plan still happened: they stay in the outcome, whatever it becomes.
     const done: ActionResult[] = [];
     for (let attempt = 0; attempt <= deps.maxReplans; attempt++) {
@@ -231,11 +231,9 @@ export function createEngine(deps: EngineDeps): Engine {
         if (outcome.status !== 'noop') log.info({ fn: fn.name, target, status: outcome.status, reason: outcome.reason, actions: outcome.actions }, 'reconciled');
         return outcome;
       } catch (e) {
-        if (e instanceof WritesThenFailed) {
-          done.push(...e.done.filter((a) => a.result !== 'dry-run'));
-          return withDone(failure(fn.name, target, e.error), done);
-        }
-        return withDone(failure(fn.name, target, e), done);
+        // Writes made before the one that failed stay in the outcome (red team 35, E1).
+        if (e instanceof WritesThenFailed) done.push(...e.done.filter((a) => a.result !== 'dry-run'));
+        return withDone(failure(fn.name, target, e instanceof WritesThenFailed ? e.error : e), done);
       }
     }
     const attempts = `${deps.maxReplans + 1} attempt${deps.maxReplans ? 's' : ''}`;

@@ -191,7 +191,7 @@ export function createExecutor(deps: ExecutorDeps) {
         continue;
       }
       try {
-        let r: Awaited<ReturnType<typeof perform>>;
+        let r: Awaited<ReturnType<typeof perform>> | 'gone';
         try {
           r = await perform(action);
         } catch (e) {
@@ -199,19 +199,18 @@ export function createExecutor(deps: ExecutorDeps) {
           // a write that landed is reported and recorded like any other.
           if (!(e instanceof WriteOutcomeUnknown)) throw e;
           const seen = await landed(action);
-          if (!seen) throw e.notFound ? new GoneAfterAll() : e;
-          confirmed = true;
-          r = seen;
+          // Not this write's effect: a 404 means the target was gone before it, a 409 someone else's change.
+          if (!seen && !e.notFound) throw e;
+          confirmed = Boolean(seen);
+          r = seen || 'gone';
         }
         held = r === 'held';
         result = r === 'held' ? 'done' : r;
       } catch (e) {
-        if (e instanceof GoneAfterAll) {
-          result = 'gone';
-        } else if (e instanceof KubeError && e.conflict) {
+        if (e instanceof KubeError && e.conflict) {
           deps.onAction?.(fn, action, 'conflict');
           return { status: 'replan', cause: 'conflict', reason: `${action.verb} ${refString(action.target)}: ${e.message}`, done: results };
-        } else {
+        }
         // An optional write the apiserver refuses for good (admission, RBAC, validation) is skipped
         // like one policy refuses, with a Warning Event, and noted so the next plans stop asking
         // for it; the others go on. A required one still fails the whole plan.
@@ -235,7 +234,6 @@ export function createExecutor(deps: ExecutorDeps) {
         deps.onAction?.(fn, action, 'error');
         // The writes made before it stay in the outcome, whatever it becomes (red team 35, E1).
         throw results.length ? new WritesThenFailed(e, results) : e;
-        }
       }
       deps.onAction?.(fn, action, result);
       // Something we meant to change was already gone: the plan rests on a stale view (another
@@ -291,9 +289,6 @@ export class WritesThenFailed extends Error {
     this.name = 'WritesThenFailed';
   }
 }
-
-/** A write whose answer was lost found its target gone, and a re-read shows it was not this write: gone before it. */
-class GoneAfterAll extends Error {}
 
 /**
  * The live object holds what a JSON merge patch sets (RFC 7396): every key the patch sets to null

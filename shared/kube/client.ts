@@ -10,7 +10,7 @@ import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } fro
 import { gunzip, inflate } from 'node:zlib';
 import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { fetch, type Dispatcher } from 'undici';
-import { KubeError, mayHaveApplied, networkError, NOT_SENT, WriteOutcomeUnknown, type StatusDetails } from './errors.js';
+import { causeChain, KubeError, mayHaveApplied, networkError, NOT_SENT, WriteOutcomeUnknown, type StatusDetails } from './errors.js';
 import { resourceFor, resourcePath, type ResourceInfo } from './resources.js';
 import type { DeleteOptions, Kube, KubeObject, ListOptions, PatchOptions, Ref, WriteOptions } from './types.js';
 
@@ -177,15 +177,6 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
     };
   }
 
-  /** The messages along an error's cause chain. */
-  function causes(e: unknown): string[] {
-    const out: string[] = [];
-    for (let c = e, depth = 0; c && typeof c === 'object' && depth < 8; c = (c as { cause?: unknown }).cause, depth++) {
-      if (typeof (c as { message?: unknown }).message === 'string') out.push((c as { message: string }).message);
-    }
-    return out;
-  }
-
   /** An error raised before the request was written: marked so that it never counts as possibly applied. */
   function notSent(e: unknown): Error {
     return Object.assign(new TypeError('fetch failed: request not sent', { cause: e }), { code: NOT_SENT });
@@ -215,7 +206,7 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
       });
     } catch (e) {
       // The proxy refused the tunnel (CONNECT answered non-200): the request never reached the apiserver.
-      throw causes(e).some((c) => /^Proxy response \(\d+\) !== 200/.test(c)) ? notSent(e) : e;
+      throw causeChain(e).some((c) => typeof c.message === 'string' && /^Proxy response \(\d+\) !== 200/.test(c.message)) ? notSent(e) : e;
     }
     // A connection cut while reading the body rejects here: a network failure, never an empty success.
     const text = await res.text();

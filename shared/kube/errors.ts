@@ -91,14 +91,16 @@ export const NOT_SENT = 'OLM_MEDIC_NOT_SENT';
 /** Connection errors raised before a request could be written: nothing reached the apiserver. */
 const NEVER_SENT = new Set([NOT_SENT, 'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'ERR_INVALID_URL', 'ERR_TLS_CERT_ALTNAME_INVALID', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'CERT_HAS_EXPIRED']);
 
+/** An error and its causes, outermost first (at most 8: a cause chain may loop). */
+export function causeChain(e: unknown): { message?: unknown; code?: unknown }[] {
+  const out: { message?: unknown; code?: unknown }[] = [];
+  for (let c = e, depth = 0; c && typeof c === 'object' && depth < 8; c = (c as { cause?: unknown }).cause, depth++) out.push(c);
+  return out;
+}
+
 /** The error codes along an error's cause chain. */
 function codes(e: unknown): string[] {
-  const out: string[] = [];
-  for (let c = e, depth = 0; c && typeof c === 'object' && depth < 8; c = (c as { cause?: unknown }).cause, depth++) {
-    const code = (c as { code?: unknown }).code;
-    if (typeof code === 'string') out.push(code);
-  }
-  return out;
+  return causeChain(e).flatMap((c) => (typeof c.code === 'string' ? [c.code] : []));
 }
 
 /**
