@@ -67,7 +67,7 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
   const viaProxy = Boolean(kc.getCurrentCluster()?.proxyUrl);
   let dispatcher: Dispatcher | undefined;
   let agent: HttpAgent | undefined;
-  // serverTime - localTime, from the Date header of the latest response. Date is truncated to the
+  // serverTime - localTime, from the Date header of the latest answer the apiserver wrote. Date is truncated to the
   // second and read after the answer was produced, so local + offset never runs ahead of the
   // apiserver: fences and deadlines judged on it can only expire late, never early.
   let clockOffsetMs = 0;
@@ -86,10 +86,12 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
       throw networkError(e);
     }
     options.onRequest?.(call.verb, call.resource, res.status, (performance.now() - started) / 1000);
-    const date = Date.parse(res.date ?? '');
-    if (Number.isFinite(date)) clockOffsetMs = date - localNow();
     const text = res.text;
     const json = text ? safeJson(text) : undefined;
+    // The apiserver's clock, from answers the apiserver wrote: a success or its own Status. A proxy's
+    // or load balancer's error page (a 502/504 in HTML) carries that machine's clock, not its.
+    const date = Date.parse(res.date ?? '');
+    if (Number.isFinite(date) && ((res.status >= 200 && res.status <= 299) || (json as { kind?: unknown } | undefined)?.kind === 'Status')) clockOffsetMs = date - localNow();
     if (res.status >= 200 && res.status <= 299) {
       // Reads always carry an object; an empty or unparsable 2xx body means a truncated answer.
       if (call.method === HttpMethod.GET && (typeof json !== 'object' || json === null || !('kind' in json || 'items' in json || 'metadata' in json))) {
