@@ -233,6 +233,26 @@ function act(actions: Action[], summary: string): Plan {
   return { kind: 'act', actions, summary };
 }
 
+/**
+ * The earliest the CSV's Failed transition can have been on the apiserver's clock, given how far
+ * behind olm-operator's clock ran (red team 37: a CSV created long ago whose Failed phase a clock
+ * 2 h behind dated). OLM writes status when its lastUpdateTime changes (SetPhase stamps it with its
+ * own clock); the apiserver stamps that write (managedFields). Their gap is how far OLM's clock was
+ * behind, and it moves lastTransitionTime forward by as much. Not the write time itself: OLM rewrites
+ * the status of a CSV that stays Failed (a Failed CSV with an invalid install strategy gets SetPhase
+ * on every sync, a new lastUpdateTime and the same lastTransitionTime — operator.go, v0.46.0
+ * parseStrategiesAndUpdateStatus), so the last write says nothing about when it failed. Without a
+ * lastUpdateTime, the last status write bounds it.
+ */
+function skewBound(c: KubeObject, st: { lastTransitionTime?: string; lastUpdateTime?: string } | undefined): number | undefined {
+  const written = managedWriteTime(c, 'status');
+  const updated = seconds(st?.lastUpdateTime);
+  const transition = seconds(st?.lastTransitionTime);
+  if (written === undefined) return undefined;
+  if (updated === undefined || transition === undefined) return written;
+  return transition + Math.max(0, written - updated);
+}
+
 /** Why an uninstall may proceed, or why not (and whether to tell the user). `auto`: decided by autoUninstall, not (yet) recorded on the Operator. */
 function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: string; auto?: true } | { go: false; refuse?: string; noop?: string } {
   const requested = o.operator.metadata.annotations?.[MEDIC.uninstall] === 'true';
@@ -246,10 +266,8 @@ function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: 
   // apiserver stamped (red team 31: an olm-operator clock 2 h behind started an automatic uninstall
   // of a CSV created 10 min before).
   const failedLong = o.csvs.filter((c) => {
-    const st = c.status as { phase?: string; lastTransitionTime?: string } | undefined;
-    // ... nor than its last status write, which the apiserver stamps (red team 37: a CSV created
-    // long ago whose Failed phase a clock 2 h behind dated).
-    const failedAt = latestOf(seconds(st?.lastTransitionTime) ?? now, seconds(c.metadata.creationTimestamp) ?? now, managedWriteTime(c, 'status'))!;
+    const st = c.status as { phase?: string; lastTransitionTime?: string; lastUpdateTime?: string } | undefined;
+    const failedAt = latestOf(seconds(st?.lastTransitionTime) ?? now, seconds(c.metadata.creationTimestamp) ?? now, skewBound(c, st))!;
     return namespaceFitsKey(o.labelKey ?? '', c.metadata.namespace ?? '') && st?.phase === 'Failed' && failedAt + grace <= now;
   });
   if (!failedLong.length) return { go: false, noop: 'no Subscription, but no long-failed CSV either' };
