@@ -5,39 +5,30 @@
  * answering 502/504 with its own HTML page set olm-medic's clock ahead until the next answer, and a
  * fence judged in that window could expire early.
  */
-import { createServer, type Server } from 'node:http';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKube } from '../../shared/kube/client.js';
+import { startScripted, type ScriptedApiserver } from '../support/scripted-apiserver.js';
 
 const LOCAL = Date.parse('2026-01-01T12:00:00Z');
 const AHEAD = new Date(LOCAL + 3_600_000).toUTCString();
 const BEHIND = new Date(LOCAL - 600_000).toUTCString();
 
-let server: Server | undefined;
+let api: ScriptedApiserver | undefined;
 afterEach(async () => {
-  server?.closeAllConnections();
-  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
-  server = undefined;
+  await api?.close();
+  api = undefined;
 });
 
 /** A server that gives each request the next scripted answer (status, Date header, body). */
 async function scripted(answers: { status: number; date: string; body: string; type?: string }[]): Promise<ReturnType<typeof createKube>> {
   let i = 0;
-  server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      const a = answers[Math.min(i++, answers.length - 1)]!;
-      res.sendDate = false;
-      res.writeHead(a.status, { 'content-type': a.type ?? 'application/json', date: a.date, 'content-length': Buffer.byteLength(a.body) });
-      res.end(a.body);
-    });
+  api = await startScripted((_req, res) => {
+    const a = answers[Math.min(i++, answers.length - 1)]!;
+    res.sendDate = false;
+    res.writeHead(a.status, { 'content-type': a.type ?? 'application/json', date: a.date, 'content-length': Buffer.byteLength(a.body) });
+    res.end(a.body);
   });
-  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  const kc = new KubeConfig();
-  kc.loadFromString(`apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "http://127.0.0.1:${port}", insecure-skip-tls-verify: true}\nusers:\n- name: u\n  user: {token: x}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n`);
-  return createKube(kc, { retries: 0, localNow: () => LOCAL });
+  return createKube(api.kubeConfig(), { retries: 0, localNow: () => LOCAL });
 }
 
 const cm = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'n' } });

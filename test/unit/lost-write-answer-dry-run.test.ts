@@ -18,22 +18,17 @@
  * SAFE: a dry-run write is never reported as made: a lost answer to one decides nothing (re-plan
  * as gone/conflict, or report it 'dry-run'), and no Event claims a real change.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { createKube } from '../../shared/kube/client.js';
-import { createExecutor } from '../../shared/core/executor.js';
-import { ActionBudget } from '../../shared/core/policy.js';
-import type { EventRecord } from '../../shared/core/recorder.js';
 import type { Action, Plan } from '../../shared/core/types.js';
 import { KubeError, WriteOutcomeUnknown } from '../../shared/kube/errors.js';
-import type { KubeObject, Writer } from '../../shared/kube/types.js';
+import type { KubeObject, Reader, Writer } from '../../shared/kube/types.js';
+import { DELETE_JOB, JOB_NOT_FOUND, JOB_PATH, fixAbc, recordingExecutor, send, startScripted } from '../support/scripted-apiserver.js';
 
 function dryRunExecutor(o: { retry: 404 | 409; live: KubeObject | undefined }) {
-  const events: EventRecord[] = [];
   const sent: string[] = [];
   const refusal = o.retry === 404 ? new KubeError(404, 'NotFound', 'jobs.batch "abc" not found', undefined, { name: 'abc', group: 'batch', kind: 'jobs' }) : new KubeError(409, 'Conflict', 'the object has been modified');
-  const writer: Writer = {
+  const kube: Writer & Pick<Reader, 'get'> = {
     delete: async (ref, opts) => {
       sent.push(`delete ${ref.kind}/${ref.name} dryRun=${opts.dryRun}`);
       // the first (dry-run) attempt got no answer; its retry met someone else's change
@@ -44,15 +39,9 @@ function dryRunExecutor(o: { retry: 404 | 409; live: KubeObject | undefined }) {
       throw new WriteOutcomeUnknown(refusal);
     },
     create: async (x) => x,
+    get: (async () => o.live) as never,
   };
-  const execute = createExecutor({
-    writer,
-    reader: { get: (async () => o.live) as never },
-    recorder: { record: async (e) => void events.push(e) },
-    policy: { dryRun: true, protectedNamespaces: new Set(), maxActionsPerWindow: 10, windowSeconds: 60 },
-    budget: new ActionBudget(10, 60_000, () => 0),
-  });
-  return { execute, events, sent };
+  return { ...recordingExecutor(kube, { dryRun: true }), sent };
 }
 
 const job = { apiVersion: 'batch/v1', kind: 'Job', namespace: 'olm', name: 'abc', uid: 'job-1', resourceVersion: '7' };
@@ -90,45 +79,25 @@ describe('(red team 34) L1: a dry-run write whose answer was lost is never repor
 
 describe('(red team 34) L1, through the real kube client: DRY_RUN=true, a dry-run DELETE whose answer was cut', () => {
   it('the apiserver got DELETE ?dryRun=All (changes nothing) and the connection dropped; OLM deleted the Job meanwhile: not acted, no Event claiming a delete', async () => {
-    const JOB = '/apis/batch/v1/namespaces/olm/jobs/abc';
-    const log: string[] = [];
     let deletes = 0;
-    const send = (res: ServerResponse, code: number, body: unknown): void => {
-      const text = JSON.stringify(body);
-      res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-      res.end(text);
-    };
-    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-      req.resume();
-      req.on('end', () => {
-        log.push(`${req.method} ${req.url}`);
-        const path = (req.url ?? '').split('?')[0]!;
-        if (req.method === 'DELETE' && path === JOB && ++deletes === 1) return void req.socket.destroy(); // dry run: nothing deleted; answer lost
+    const api = await startScripted(
+      (req, res) => {
+        if (req.method === 'DELETE' && req.path === JOB_PATH && ++deletes === 1) return req.drop(); // dry run: nothing deleted; answer lost
         // ... and OLM deleted the Job before the retry.
-        send(res, 404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'jobs.batch "abc" not found', details: { name: 'abc', group: 'batch', kind: 'jobs' } });
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const { port } = server.address() as { port: number };
-    const kc = new KubeConfig();
-    kc.loadFromString(`apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "http://127.0.0.1:${port}", insecure-skip-tls-verify: true}\nusers:\n- name: u\n  user: {token: x}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n`);
-    const kube = createKube(kc, { retries: 3, sleep: async () => undefined });
-    const events: EventRecord[] = [];
-    const execute = createExecutor({
-      writer: kube,
-      reader: kube,
-      recorder: { record: async (e) => void events.push(e) },
-      policy: { dryRun: true, protectedNamespaces: new Set(), maxActionsPerWindow: 10, windowSeconds: 60 },
-      budget: new ActionBudget(10, 60_000, () => 0),
-    });
+        send(res, 404, JOB_NOT_FOUND);
+      },
+      { query: true },
+    );
+    const log = api.log;
+    const kube = createKube(api.kubeConfig(), { retries: 3, sleep: async () => undefined });
+    const { execute, events } = recordingExecutor(kube, { dryRun: true });
     try {
-      const out = await execute('job-conflict', { kind: 'act', summary: 'fix abc', actions: [{ verb: 'delete', target: job, propagationPolicy: 'Background', reason: 'UnpackJobDeleted', note: 'Deleted bundle-unpack Job abc.' }] }, 'Job/olm/abc');
+      const out = await execute('job-conflict', fixAbc(DELETE_JOB), 'Job/olm/abc');
       expect(log.filter((l) => l.startsWith('DELETE')).every((l) => l.includes('dryRun=All'))).toBe(true);
       // Current code: status 'acted', result 'done', Event note "Deleted bundle-unpack Job abc. (The apiserver's answer to this write was lost; a re-read shows it made.)"
       expect({ status: out.status, notes: events.map((e) => e.note) }).toEqual({ status: 'replan', notes: [] });
     } finally {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
+      await api.close();
     }
   }, 20_000);
 });

@@ -19,14 +19,10 @@
  *      Event; the write is hidden.
  * SAFE: the release is reported done with its Event (noting the lost answer), as for a DELETE.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { createExecutor } from '../../shared/core/executor.js';
-import { ActionBudget } from '../../shared/core/policy.js';
-import type { EventRecord } from '../../shared/core/recorder.js';
 import type { Action } from '../../shared/core/types.js';
 import { createKube } from '../../shared/kube/client.js';
+import { failure, notFound, recordingExecutor, send, startScripted } from '../support/scripted-apiserver.js';
 
 const V1A = 'operators.coreos.com/v1alpha1';
 const CSV_PATH = `/apis/operators.coreos.com/v1alpha1/namespaces/team-a/clusterserviceversions/pkg.v1`;
@@ -42,59 +38,32 @@ async function apiserver(deleting: boolean) {
   };
   let rv = 7;
   let patches = 0;
-  const log: string[] = [];
-  const send = (res: ServerResponse, code: number, body: unknown): void => {
-    const text = JSON.stringify(body);
-    res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-    res.end(text);
-  };
-  const notFound = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'clusterserviceversions.operators.coreos.com "pkg.v1" not found', details: { name: 'pkg.v1', group: 'operators.coreos.com', kind: 'clusterserviceversions' } };
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    let body = '';
-    req.on('data', (d) => (body += d));
-    req.on('end', () => {
-      const path = (req.url ?? '').split('?')[0]!;
-      log.push(`${req.method} ${path}`);
-      if (path !== CSV_PATH) return send(res, 404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'no' });
-      if (!csv) return send(res, 404, notFound);
-      if (req.method === 'GET') return send(res, 200, csv);
-      if (req.method === 'PATCH') {
-        patches++;
-        const p = JSON.parse(body) as { metadata: { resourceVersion?: string; finalizers?: string[] } };
-        if (p.metadata.resourceVersion !== csv.metadata.resourceVersion) return send(res, 409, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Conflict', code: 409, message: 'the object has been modified', details: { name: 'pkg.v1', group: 'operators.coreos.com', kind: 'clusterserviceversions' } });
-        // Merge patch; an empty list is stored as no field (omitempty), and a deleting object
-        // without finalizers is removed at once.
-        const fin = p.metadata.finalizers ?? csv.metadata.finalizers;
-        const { finalizers: _f, ...md } = csv.metadata;
-        csv = { ...csv, metadata: { ...md, ...(fin?.length ? { finalizers: fin } : {}), resourceVersion: String(++rv) } };
-        if (csv.metadata.deletionTimestamp && !csv.metadata.finalizers) csv = undefined;
-        if (patches === 1) return void req.socket.destroy(); // applied; its answer lost
-        return send(res, 200, csv ?? notFound);
-      }
-      send(res, 405, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'MethodNotAllowed', code: 405, message: 'no' });
-    });
+  const gone = notFound('pkg.v1', 'operators.coreos.com', 'clusterserviceversions');
+  const api = await startScripted((req, res) => {
+    if (req.path !== CSV_PATH) return send(res, 404, failure(404, 'NotFound', 'no'));
+    if (!csv) return send(res, 404, gone);
+    if (req.method === 'GET') return send(res, 200, csv);
+    if (req.method === 'PATCH') {
+      patches++;
+      const p = JSON.parse(req.body) as { metadata: { resourceVersion?: string; finalizers?: string[] } };
+      if (p.metadata.resourceVersion !== csv.metadata.resourceVersion) return send(res, 409, failure(409, 'Conflict', 'the object has been modified', { name: 'pkg.v1', group: 'operators.coreos.com', kind: 'clusterserviceversions' }));
+      // Merge patch; an empty list is stored as no field (omitempty), and a deleting object
+      // without finalizers is removed at once.
+      const fin = p.metadata.finalizers ?? csv.metadata.finalizers;
+      const { finalizers: _f, ...md } = csv.metadata;
+      csv = { ...csv, metadata: { ...md, ...(fin?.length ? { finalizers: fin } : {}), resourceVersion: String(++rv) } };
+      if (csv.metadata.deletionTimestamp && !csv.metadata.finalizers) csv = undefined;
+      if (patches === 1) return req.drop(); // applied; its answer lost
+      return send(res, 200, csv ?? gone);
+    }
+    send(res, 405, failure(405, 'MethodNotAllowed', 'no'));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  const kc = new KubeConfig();
-  kc.loadFromString(`apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "http://127.0.0.1:${port}", insecure-skip-tls-verify: true}\nusers:\n- name: u\n  user: {token: x}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n`);
-  const kube = createKube(kc, { retries: 3, sleep: async () => undefined });
-  const close = async (): Promise<void> => {
-    server.closeAllConnections();
-    await new Promise<void>((r) => server.close(() => r()));
-  };
-  return { kube, log, close, csv: () => csv };
+  const kube = createKube(api.kubeConfig(), { retries: 3, sleep: async () => undefined });
+  return { kube, log: api.log, close: api.close, csv: () => csv };
 }
 
 function run(kube: ReturnType<typeof createKube>, deleting: boolean) {
-  const events: EventRecord[] = [];
-  const execute = createExecutor({
-    writer: kube,
-    reader: kube,
-    recorder: { record: async (e) => void events.push(e) },
-    policy: { dryRun: false, protectedNamespaces: new Set(), maxActionsPerWindow: 10, windowSeconds: 60 },
-    budget: new ActionBudget(10, 60_000, () => 0),
-  });
+  const { execute, events } = recordingExecutor(kube);
   // Exactly what functions/finalizer-cleanup/plan.ts release() builds for this CSV.
   const release: Action = {
     verb: 'patch',

@@ -16,64 +16,18 @@
  * SAFE (as lost-write-answer-not-written.test.ts for the direct transport): replan cause 'gone', no
  * Event, nothing done.
  */
-import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import { existsSync } from 'node:fs';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { createServer as createNetServer, Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { createExecutor } from '../../shared/core/executor.js';
-import { ActionBudget } from '../../shared/core/policy.js';
-import type { EventRecord } from '../../shared/core/recorder.js';
-import type { Plan } from '../../shared/core/types.js';
 import { createKube } from '../../shared/kube/client.js';
-
-const JOB_PATH = '/apis/batch/v1/namespaces/olm/jobs/abc';
-const log: string[] = [];
-
-/** The apiserver after someone else deleted the Job: every request for it is 404 NotFound. */
-function handler(req: IncomingMessage, res: ServerResponse): void {
-  req.resume();
-  req.on('end', () => {
-    const path = (req.url ?? '').replace(/^https?:\/\/[^/]+/, '').split('?')[0]!;
-    log.push(`${req.method} ${path}`);
-    const body = path === JOB_PATH
-      ? { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'jobs.batch "abc" not found', details: { name: 'abc', group: 'batch', kind: 'jobs' } }
-      : { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'no' };
-    const text = JSON.stringify(body);
-    res.writeHead(404, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-    res.end(text);
-  });
-}
-
-const plan: Plan = {
-  kind: 'act',
-  summary: 'fix abc',
-  actions: [{ verb: 'delete', target: { apiVersion: 'batch/v1', kind: 'Job', namespace: 'olm', name: 'abc', uid: 'job-1', resourceVersion: '7' }, propagationPolicy: 'Background', reason: 'UnpackJobDeleted', note: 'Deleted bundle-unpack Job abc.' }],
-};
-
-async function execute(kube: ReturnType<typeof createKube>) {
-  const events: EventRecord[] = [];
-  const exec = createExecutor({
-    writer: kube,
-    reader: kube,
-    recorder: { record: async (e) => void events.push(e) },
-    policy: { dryRun: false, protectedNamespaces: new Set(), maxActionsPerWindow: 10, windowSeconds: 60 },
-    budget: new ActionBudget(10, 60_000, () => 0),
-  });
-  const out = await exec('job-conflict', plan, 'Job/olm/abc');
-  return { out: out as { status: string; cause?: string; done?: unknown[] }, events: events.map((e) => e.reason) };
-}
+import { JOB_PATH, executeJobDelete, flakyExecPlugin, jobGone, selfSignedTls, startScripted } from '../support/scripted-apiserver.js';
 
 describe('(red team 36) P1: through a proxy (proxy-url), a write that never left the process is confirmed by someone else\'s delete', () => {
   it('(1) exec credential plugin fails once, cluster behind an HTTP proxy: retry 404 -> re-plan as gone, no Event', async () => {
-    log.length = 0;
-    const api = createHttpServer(handler);
-    await new Promise<void>((r) => api.listen(0, '127.0.0.1', r));
-    const apiPort = (api.address() as { port: number }).port;
+    // The apiserver after someone else deleted the Job: every request for it is 404 NotFound.
+    const api = await startScripted(jobGone);
+    const log = api.log;
     // A forward proxy (absolute-form requests for an http:// server).
     const proxy = createHttpServer((req, res) => {
       const u = new URL(req.url!);
@@ -85,36 +39,26 @@ describe('(red team 36) P1: through a proxy (proxy-url), a write that never left
     });
     await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
     const proxyPort = (proxy.address() as { port: number }).port;
-    const dir = mkdtempSync(join(tmpdir(), 'olm-medic-rt36-exec-'));
-    const plugin = join(dir, 'get-token.sh');
-    const marker = join(dir, 'ran-once');
-    writeFileSync(plugin, `#!/bin/sh\nif [ ! -f "${marker}" ]; then touch "${marker}"; echo "could not reach STS" >&2; exit 1; fi\necho '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t"}}'\n`);
-    chmodSync(plugin, 0o755);
-    const kc = new KubeConfig();
-    kc.loadFromString(`apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "http://127.0.0.1:${apiPort}", insecure-skip-tls-verify: true, proxy-url: "http://127.0.0.1:${proxyPort}"}\nusers:\n- name: u\n  user:\n    exec: {apiVersion: client.authentication.k8s.io/v1, command: "${plugin}", interactiveMode: Never}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n`);
-    const kube = createKube(kc, { retries: 3, sleep: async () => undefined });
+    const { plugin, marker } = flakyExecPlugin('olm-medic-rt36-exec-');
+    const kube = createKube(api.kubeConfig({ exec: plugin, proxyUrl: `http://127.0.0.1:${proxyPort}` }), { retries: 3, sleep: async () => undefined });
     try {
-      const r = await execute(kube);
+      const r = await executeJobDelete(kube);
       expect(existsSync(marker)).toBe(true);
       // The apiserver saw exactly one DELETE of the Job: the retry. The first never left the process.
       expect(log.filter((l) => l === `DELETE ${JOB_PATH}`)).toHaveLength(1);
       // Current code: { status: 'replan', cause: 'lost-answer', done: [delete done] }, events ['UnpackJobDeleted'].
       expect({ status: r.out.status, cause: r.out.cause, done: r.out.done ?? [], events: r.events }).toEqual({ status: 'replan', cause: 'gone', done: [], events: [] });
     } finally {
-      api.closeAllConnections();
       proxy.closeAllConnections();
-      await new Promise<void>((r) => api.close(() => r()));
+      await api.close();
       await new Promise<void>((r) => proxy.close(() => r()));
     }
   }, 20_000);
 
   it('(2) the proxy refuses the first CONNECT tunnel (502), cluster https: retry 404 -> re-plan as gone, no Event', async () => {
-    log.length = 0;
-    const dir = mkdtempSync(join(tmpdir(), 'olm-medic-rt36-tls-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
-    const https = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, handler);
-    await new Promise<void>((r) => https.listen(0, '127.0.0.1', r));
-    const apiPort = (https.address() as { port: number }).port;
+    // The apiserver after someone else deleted the Job: every request for it is 404 NotFound.
+    const api = await startScripted(jobGone, { tls: selfSignedTls('olm-medic-rt36-tls-') });
+    const log = api.log;
     let connects = 0;
     const sockets: Socket[] = [];
     const proxy = createNetServer((s) => {
@@ -132,7 +76,7 @@ describe('(red team 36) P1: through a proxy (proxy-url), a write that never left
         const up = new Socket();
         sockets.push(up);
         up.on('error', () => undefined);
-        up.connect(apiPort, '127.0.0.1', () => {
+        up.connect(api.port, '127.0.0.1', () => {
           s.write('HTTP/1.1 200 Connection Established\r\n\r\n');
           s.pipe(up);
           up.pipe(s);
@@ -141,19 +85,16 @@ describe('(red team 36) P1: through a proxy (proxy-url), a write that never left
     });
     await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
     const proxyPort = (proxy.address() as { port: number }).port;
-    const kc = new KubeConfig();
-    kc.loadFromString(`apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "https://127.0.0.1:${apiPort}", insecure-skip-tls-verify: true, proxy-url: "http://127.0.0.1:${proxyPort}"}\nusers:\n- name: u\n  user: {token: x}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n`);
-    const kube = createKube(kc, { retries: 3, timeoutMs: 2_000, sleep: async () => undefined });
+    const kube = createKube(api.kubeConfig({ proxyUrl: `http://127.0.0.1:${proxyPort}` }), { retries: 3, timeoutMs: 2_000, sleep: async () => undefined });
     try {
-      const r = await execute(kube);
+      const r = await executeJobDelete(kube);
       expect(connects).toBeGreaterThanOrEqual(2);
       expect(log.filter((l) => l === `DELETE ${JOB_PATH}`)).toHaveLength(1);
       // Current code: { status: 'replan', cause: 'lost-answer', done: [delete done] }, events ['UnpackJobDeleted'].
       expect({ status: r.out.status, cause: r.out.cause, done: r.out.done ?? [], events: r.events }).toEqual({ status: 'replan', cause: 'gone', done: [], events: [] });
     } finally {
       for (const s of sockets) s.destroy();
-      https.closeAllConnections();
-      await new Promise<void>((r) => https.close(() => r()));
+      await api.close();
       await new Promise<void>((r) => proxy.close(() => r()));
     }
   }, 20_000);

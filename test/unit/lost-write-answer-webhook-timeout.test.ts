@@ -14,15 +14,9 @@
  * Event "(a re-read shows its effect in place)" and a 'done' action for a DELETE the webhook refused.
  * SAFE (as lost-write-answer-never-sent.test.ts L3b for "connection refused"): replan as gone, no Event.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { createExecutor } from '../../shared/core/executor.js';
-import { ActionBudget } from '../../shared/core/policy.js';
-import type { EventRecord } from '../../shared/core/recorder.js';
 import { createKube } from '../../shared/kube/client.js';
-
-const JOB_PATH = '/apis/batch/v1/namespaces/olm/jobs/abc';
+import { DELETE_JOB, JOB_NOT_FOUND, JOB_PATH, failure, fixAbc, recordingExecutor, send, startScripted } from '../support/scripted-apiserver.js';
 
 const WEBHOOK_TIMEOUTS = [
   'Internal error occurred: failed calling webhook "validate.kyverno.svc-fail": failed to call webhook: Post "https://kyverno-svc.kyverno.svc:443/validate/fail?timeout=10s": context deadline exceeded',
@@ -33,43 +27,22 @@ describe('(red team 36) W1: a webhook that timed out refused the write; it is no
   for (const message of WEBHOOK_TIMEOUTS) {
     it(`Job DELETE: attempt 1 answered 500 "${message.slice(0, 60)}…", OLM deleted the Job meanwhile, retry 404 -> re-plan as gone, no Event`, async () => {
       let deletes = 0;
-      const send = (res: ServerResponse, code: number, body: unknown): void => {
-        const text = JSON.stringify(body);
-        res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-        res.end(text);
-      };
-      const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-        req.resume();
-        req.on('end', () => {
-          const path = (req.url ?? '').split('?')[0]!;
-          if (req.method === 'DELETE' && path === JOB_PATH && ++deletes === 1) {
-            return send(res, 500, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'InternalError', code: 500, message, details: { causes: [{ message: 'failed calling webhook' }] } });
-          }
-          if (path === JOB_PATH) return send(res, 404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'jobs.batch "abc" not found', details: { name: 'abc', group: 'batch', kind: 'jobs' } });
-          send(res, 404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'no' });
-        });
+      const api = await startScripted((req, res) => {
+        if (req.method === 'DELETE' && req.path === JOB_PATH && ++deletes === 1) {
+          return send(res, 500, failure(500, 'InternalError', message, { causes: [{ message: 'failed calling webhook' }] }));
+        }
+        if (req.path === JOB_PATH) return send(res, 404, JOB_NOT_FOUND);
+        send(res, 404, failure(404, 'NotFound', 'no'));
       });
-      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      const { port } = server.address() as { port: number };
-      const kc = new KubeConfig();
-      kc.loadFromString(`apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "http://127.0.0.1:${port}", insecure-skip-tls-verify: true}\nusers:\n- name: u\n  user: {token: x}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n`);
-      const kube = createKube(kc, { retries: 3, sleep: async () => undefined });
-      const events: EventRecord[] = [];
-      const execute = createExecutor({
-        writer: kube,
-        reader: kube,
-        recorder: { record: async (e) => void events.push(e) },
-        policy: { dryRun: false, protectedNamespaces: new Set(), maxActionsPerWindow: 10, windowSeconds: 60 },
-        budget: new ActionBudget(10, 60_000, () => 0),
-      });
+      const kube = createKube(api.kubeConfig(), { retries: 3, sleep: async () => undefined });
+      const { execute, events } = recordingExecutor(kube);
       try {
-        const out = (await execute('job-conflict', { kind: 'act', summary: 'fix abc', actions: [{ verb: 'delete', target: { apiVersion: 'batch/v1', kind: 'Job', namespace: 'olm', name: 'abc', uid: 'job-1', resourceVersion: '7' }, propagationPolicy: 'Background', reason: 'UnpackJobDeleted', note: 'Deleted bundle-unpack Job abc.' }] }, 'Job/olm/abc')) as { status: string; cause?: string; done?: unknown[] };
+        const out = (await execute('job-conflict', fixAbc(DELETE_JOB), 'Job/olm/abc')) as { status: string; cause?: string; done?: unknown[] };
         expect(deletes).toBe(2);
         // Current code: { status: 'replan', cause: 'lost-answer', done: [delete done] }, events ['UnpackJobDeleted'].
         expect({ status: out.status, cause: out.cause, done: out.done ?? [], events: events.map((e) => e.reason) }).toEqual({ status: 'replan', cause: 'gone', done: [], events: [] });
       } finally {
-        server.closeAllConnections();
-        await new Promise<void>((r) => server.close(() => r()));
+        await api.close();
       }
     }, 20_000);
   }

@@ -26,13 +26,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { allFunctions } from '../../functions/index.js';
-import { createExecutor } from '../../shared/core/executor.js';
-import { ActionBudget } from '../../shared/core/policy.js';
-import type { EventRecord } from '../../shared/core/recorder.js';
 import type { Action, Plan } from '../../shared/core/types.js';
 import { KubeError, WriteOutcomeUnknown } from '../../shared/kube/errors.js';
-import type { KubeObject, Writer } from '../../shared/kube/types.js';
+import type { KubeObject } from '../../shared/kube/types.js';
 import { runCliCaptured, unreachableCluster } from '../support/cli.js';
+import { recordingExecutor } from '../support/scripted-apiserver.js';
 
 const V1A = 'operators.coreos.com/v1alpha1';
 const NS = 'team-a';
@@ -122,19 +120,12 @@ describe('a write whose answer was lost (red team 33 W1): the retry does not era
 
 /** The executor alone, with a writer whose write's answer was lost (and a reader of the live state). */
 function lostAnswer(o: { verb: 'delete' | 'patch'; retry: 404 | 409; live: KubeObject | undefined }) {
-  const events: EventRecord[] = [];
   const refusal = o.retry === 404 ? new KubeError(404, 'NotFound', 'not found') : new KubeError(409, 'Conflict', 'the object has been modified');
-  const writer: Writer = {
+  const { execute, events } = recordingExecutor({
     delete: async () => Promise.reject(new WriteOutcomeUnknown(refusal)),
     mergePatch: async () => Promise.reject(new WriteOutcomeUnknown(refusal)),
     create: async (x) => x,
-  };
-  const execute = createExecutor({
-    writer,
-    reader: { get: (async () => o.live) as never },
-    recorder: { record: async (e) => void events.push(e) },
-    policy: { dryRun: false, protectedNamespaces: new Set(), maxActionsPerWindow: 10, windowSeconds: 60 },
-    budget: new ActionBudget(10, 60_000, () => 0),
+    get: (async () => o.live) as never,
   });
   const target = { apiVersion: 'batch/v1', kind: 'Job', namespace: 'olm', name: 'abc', uid: 'job-1', resourceVersion: '7' };
   const action: Action =

@@ -10,69 +10,29 @@
  * to lastTransitionTime; red team 37's case (a clock 2 h behind) stays held back, below.
  */
 import { describe, expect, it } from 'vitest';
-import { allFunctions } from '../../functions/index.js';
-import { loadConfig } from '../../shared/core/config.js';
-import type { KubeObject } from '../../shared/kube/types.js';
-import { handleOnce, recordingKube, refUpdate } from '../support/fake-runtime.js';
-
-const NOW = new Date('2026-06-01T12:00:00Z');
-const iso = (secondsAgo: number): string => new Date(NOW.getTime() - secondsAgo * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-const KEY = 'operators.coreos.com/etcd.ns-a';
+import { autoUninstallConfig, failedCsvScene, iso, operatorUpdate } from '../support/auto-uninstall-scene.js';
 
 /** A CSV created a day ago, Failed since `failed` s ago, its status last written `written` s ago (apiserver) with lastUpdateTime `updated` s ago (OLM's clock). */
-function csv(o: { failed: number; updated: number; written: number }): KubeObject {
-  return {
-    apiVersion: 'operators.coreos.com/v1alpha1',
-    kind: 'ClusterServiceVersion',
-    metadata: {
-      name: 'etcdoperator.v0.9.4',
-      namespace: 'ns-a',
-      uid: 'csv-1',
-      resourceVersion: '10',
-      creationTimestamp: iso(86400),
-      labels: { [KEY]: '' },
-      managedFields: [
-        { manager: 'olm', operation: 'Update', apiVersion: 'operators.coreos.com/v1alpha1', time: iso(86400), fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': {} } },
-        { manager: 'olm', operation: 'Update', apiVersion: 'operators.coreos.com/v1alpha1', subresource: 'status', time: iso(o.written), fieldsType: 'FieldsV1', fieldsV1: { 'f:status': { 'f:phase': {}, 'f:lastUpdateTime': {} } } },
-      ],
-    } as KubeObject['metadata'],
-    spec: {},
-    status: { phase: 'Failed', reason: 'InvalidStrategy', message: 'install strategy invalid: unknown strategy', lastTransitionTime: iso(o.failed), lastUpdateTime: iso(o.updated) },
-  };
-}
-
-const operator: KubeObject = {
-  apiVersion: 'operators.coreos.com/v1',
-  kind: 'Operator',
-  metadata: { name: 'etcd.ns-a', uid: 'op-1', resourceVersion: '11', creationTimestamp: iso(86400) },
-  spec: {},
-  status: {
-    components: {
-      labelSelector: { matchExpressions: [{ key: KEY, operator: 'Exists' }] },
-      refs: [{ apiVersion: 'operators.coreos.com/v1alpha1', kind: 'ClusterServiceVersion', namespace: 'ns-a', name: 'etcdoperator.v0.9.4' }],
-    },
-  },
-};
-
-async function writesFor(c: KubeObject): Promise<string[]> {
-  const { kube, writes } = recordingKube([c, operator], { now: () => NOW, patchBody: true });
-  const config = loadConfig({ OLM_MEDIC_FINALIZER_CLEANUP_AUTO_UNINSTALL: 'true' }, allFunctions);
-  await handleOnce(kube, { now: () => NOW, config }, refUpdate({ apiVersion: 'operators.coreos.com/v1', kind: 'Operator', name: 'etcd.ns-a' }));
-  return writes;
+async function writesFor(o: { failed: number; updated: number; written: number }): Promise<string[]> {
+  const managedFields = [
+    { manager: 'olm', operation: 'Update', apiVersion: 'operators.coreos.com/v1alpha1', time: iso(86400), fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': {} } },
+    { manager: 'olm', operation: 'Update', apiVersion: 'operators.coreos.com/v1alpha1', subresource: 'status', time: iso(o.written), fieldsType: 'FieldsV1', fieldsV1: { 'f:status': { 'f:phase': {}, 'f:lastUpdateTime': {} } } },
+  ];
+  return operatorUpdate(failedCsvScene({ createdAgo: 86400, failedAgo: o.failed, updatedAgo: o.updated, reason: 'InvalidStrategy', managedFields }), autoUninstallConfig());
 }
 
 describe('the automatic uninstall of a CSV that OLM keeps rewriting while Failed', () => {
   it('Failed 2 h ago (clocks agree), status rewritten by the last sync 1 min ago: the uninstall starts', async () => {
-    const writes = await writesFor(csv({ failed: 7200, updated: 60, written: 60 }));
+    const writes = await writesFor({ failed: 7200, updated: 60, written: 60 });
     expect(writes.length, 'no write: the rewrite was read as the failure').toBeGreaterThan(0);
     expect(writes[0]).toMatch(/Operator/);
   });
 
   it('twin (red team 37): Failed 10 min ago by the apiserver, dated 2 h 10 min ago by a clock 2 h behind: nothing yet', async () => {
-    expect(await writesFor(csv({ failed: 7800, updated: 7800, written: 600 }))).toEqual([]);
+    expect(await writesFor({ failed: 7800, updated: 7800, written: 600 })).toEqual([]);
   });
 
   it('twin: the same clock 2 h behind, its status rewritten 1 min ago (its lastUpdateTime reads 2 h 1 min ago): still nothing', async () => {
-    expect(await writesFor(csv({ failed: 7800, updated: 7260, written: 60 }))).toEqual([]);
+    expect(await writesFor({ failed: 7800, updated: 7260, written: 60 })).toEqual([]);
   });
 });

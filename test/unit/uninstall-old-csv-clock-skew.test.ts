@@ -13,54 +13,23 @@
  * SAFE: no write (the CSV has been Failed for 10 minutes on the apiserver's clock).
  */
 import { describe, expect, it } from 'vitest';
-import { allFunctions } from '../../functions/index.js';
-import { loadConfig } from '../../shared/core/config.js';
-import type { KubeObject } from '../../shared/kube/types.js';
-import { handleOnce, recordingKube, refUpdate } from '../support/fake-runtime.js';
-
-const NOW = new Date('2026-06-01T12:00:00Z');
-const iso = (secondsAgo: number): string => new Date(NOW.getTime() - secondsAgo * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-const KEY = 'operators.coreos.com/etcd.ns-a';
-
-const csv: KubeObject = {
-  apiVersion: 'operators.coreos.com/v1alpha1',
-  kind: 'ClusterServiceVersion',
-  metadata: {
-    name: 'etcdoperator.v0.9.4',
-    namespace: 'ns-a',
-    uid: 'csv-1',
-    resourceVersion: '10',
-    creationTimestamp: iso(86400),
-    labels: { [KEY]: '' },
-    // The apiserver stamped olm-operator's status write (the Failed transition) 10 minutes ago.
-    managedFields: [
-      { manager: 'olm', operation: 'Update', apiVersion: 'operators.coreos.com/v1alpha1', time: iso(86400), fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': {} } },
-      { manager: 'olm', operation: 'Update', apiVersion: 'operators.coreos.com/v1alpha1', subresource: 'status', time: iso(600), fieldsType: 'FieldsV1', fieldsV1: { 'f:status': { 'f:phase': {}, 'f:lastTransitionTime': {} } } },
-    ],
-  } as KubeObject['metadata'],
-  spec: {},
-  // Failed 10 minutes ago, as olm-operator's clock (2 h behind the apiserver's) dates it.
-  status: { phase: 'Failed', reason: 'InstallComponentFailed', lastTransitionTime: iso(7800), lastUpdateTime: iso(7800) },
-};
-const operator: KubeObject = {
-  apiVersion: 'operators.coreos.com/v1',
-  kind: 'Operator',
-  metadata: { name: 'etcd.ns-a', uid: 'op-1', resourceVersion: '11', creationTimestamp: iso(86400) },
-  spec: {},
-  status: {
-    components: {
-      labelSelector: { matchExpressions: [{ key: KEY, operator: 'Exists' }] },
-      refs: [{ apiVersion: 'operators.coreos.com/v1alpha1', kind: 'ClusterServiceVersion', namespace: 'ns-a', name: 'etcdoperator.v0.9.4' }],
-    },
-  },
-};
+import { autoUninstallConfig, failedCsvScene, iso, operatorUpdate } from '../support/auto-uninstall-scene.js';
 
 describe('red team 37 U1: an automatic uninstall of a long-installed CSV waits failedCsvGraceSeconds on the apiserver clock', () => {
   it('a CSV whose Failed status the apiserver stamped 10 minutes ago is not "Failed for over 3600s"', async () => {
-    const { kube, writes } = recordingKube([csv, operator], { now: () => NOW, patchBody: true });
-    const config = loadConfig({ OLM_MEDIC_FINALIZER_CLEANUP_AUTO_UNINSTALL: 'true' }, allFunctions);
+    const scene = failedCsvScene({
+      createdAgo: 86400,
+      // Failed 10 minutes ago, as olm-operator's clock (2 h behind the apiserver's) dates it.
+      failedAgo: 7800,
+      // The apiserver stamped olm-operator's status write (the Failed transition) 10 minutes ago.
+      managedFields: [
+        { manager: 'olm', operation: 'Update', apiVersion: 'operators.coreos.com/v1alpha1', time: iso(86400), fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': {} } },
+        { manager: 'olm', operation: 'Update', apiVersion: 'operators.coreos.com/v1alpha1', subresource: 'status', time: iso(600), fieldsType: 'FieldsV1', fieldsV1: { 'f:status': { 'f:phase': {}, 'f:lastTransitionTime': {} } } },
+      ],
+    });
+    const config = autoUninstallConfig();
     expect(config.functionOptions['finalizer-cleanup']?.autoUninstall, 'premise: opted in').toBe(true);
-    await handleOnce(kube, { now: () => NOW, config }, refUpdate({ apiVersion: 'operators.coreos.com/v1', kind: 'Operator', name: 'etcd.ns-a' }));
+    const writes = await operatorUpdate(scene, config);
     // Today: the uninstall starts (AutoUninstallStarted patch, then deletes) 50 minutes early.
     expect(writes, 'the uninstall started 50 minutes early').toEqual([]);
   });
