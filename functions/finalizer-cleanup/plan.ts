@@ -253,30 +253,56 @@ function skewBound(c: KubeObject, st: { lastTransitionTime?: string; lastUpdateT
   return transition + Math.max(0, written - updated);
 }
 
-/** Why an uninstall may proceed, or why not (and whether to tell the user). `auto`: decided by autoUninstall, not (yet) recorded on the Operator. */
-function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: string; auto?: true } | { go: false; refuse?: string; noop?: string } {
-  const requested = o.operator.metadata.annotations?.[MEDIC.uninstall] === 'true';
+/**
+ * Why an uninstall may proceed, or why not (and whether to tell the user, or to take back an
+ * automatic decision recorded earlier). `auto`: decided by autoUninstall now, not yet recorded on the
+ * Operator. A user's request (`true`) stands until the user takes it back; olm-medic's own record
+ * (`auto`) goes on only while what decided it still holds — no Subscription, every CSV under the key
+ * that is not being deleted long Failed — and only while autoUninstall is on (red team 39: a record
+ * left behind by an uninstall that stopped short later deleted the operator's recovered CSV).
+ */
+function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: string; auto?: true } | { go: false; refuse?: string; noop?: string; cancel?: string } {
+  const marker = o.operator.metadata.annotations?.[MEDIC.uninstall];
+  if (marker === 'true') return { go: true, why: `requested by annotation ${MEDIC.uninstall}=true` };
+  const recorded = marker === 'auto';
   const claimants = o.claimants.map((s) => `${s.metadata.namespace}/${s.metadata.name}`);
-  if (requested) return { go: true, why: `requested by annotation ${MEDIC.uninstall}=true` };
-  if (claimants.length) return { go: false, noop: 'operator is subscribed' };
+  if (claimants.length) return recorded ? { go: false, cancel: `Subscription ${claimants.join(', ')} uses the operator again` } : { go: false, noop: 'operator is subscribed' };
+  if (recorded && ctx.options.autoUninstall !== true) return { go: false, cancel: 'autoUninstall is off' };
   const now = ctx.now.getTime() / 1000;
   const grace = Number(ctx.options.failedCsvGraceSeconds ?? defaults.failedCsvGraceSeconds);
   // Only a CSV in a namespace the key can name is evidence about THIS operator.
   // OLM stamps the phase transition with its own clock: never older than the CSV itself, which the
   // apiserver stamped (red team 31: an olm-operator clock 2 h behind started an automatic uninstall
   // of a CSV created 10 min before).
-  const failedLong = o.csvs.filter((c) => {
+  const underKey = o.csvs.filter((c) => namespaceFitsKey(o.labelKey ?? '', c.metadata.namespace ?? ''));
+  const failedLong = underKey.filter((c) => {
     const st = c.status as { phase?: string; lastTransitionTime?: string; lastUpdateTime?: string } | undefined;
     const failedAt = latestOf(seconds(st?.lastTransitionTime) ?? now, seconds(c.metadata.creationTimestamp) ?? now, skewBound(c, st))!;
-    return namespaceFitsKey(o.labelKey ?? '', c.metadata.namespace ?? '') && st?.phase === 'Failed' && failedAt + grace <= now;
+    return st?.phase === 'Failed' && failedAt + grace <= now;
   });
+  const names = (cs: KubeObject[]): string => cs.map((c) => `${c.metadata.namespace}/${c.metadata.name}`).join(', ');
+  if (recorded) {
+    // The CSVs this uninstall already deleted are gone or going: they count for it, not against it.
+    const recovered = underKey.filter((c) => !c.metadata.deletionTimestamp && !failedLong.includes(c));
+    if (recovered.length) return { go: false, cancel: `CSV ${names(recovered)} is not long Failed any more` };
+    return { go: true, why: `automatic uninstall recorded (${MEDIC.uninstall}=auto); no Subscription uses ${o.labelKey} and no CSV under it is healthy` };
+  }
   if (!failedLong.length) return { go: false, noop: 'no Subscription, but no long-failed CSV either' };
   // Keys of two installs can collide (one Operator object for both): a failed install says nothing
   // about another one, so an automatic uninstall needs EVERY install under the key to be long Failed.
-  const healthy = o.csvs.filter((c) => namespaceFitsKey(o.labelKey ?? '', c.metadata.namespace ?? '') && !failedLong.includes(c));
-  if (healthy.length) return { go: false, noop: `CSV ${healthy.map((c) => `${c.metadata.namespace}/${c.metadata.name}`).join(', ')} under the same key is not long Failed: no automatic uninstall` };
-  const why = `no Subscription uses ${o.labelKey} and CSV ${failedLong.map((c) => `${c.metadata.namespace}/${c.metadata.name}`).join(', ')} has been Failed for over ${grace}s`;
-  if (ctx.options.autoUninstall === true) return { go: true, why: `${why} (autoUninstall)`, auto: true };
+  const healthy = underKey.filter((c) => !failedLong.includes(c));
+  if (healthy.length) return { go: false, noop: `CSV ${names(healthy)} under the same key is not long Failed: no automatic uninstall` };
+  const why = `no Subscription uses ${o.labelKey} and CSV ${names(failedLong)} has been Failed for over ${grace}s`;
+  if (ctx.options.autoUninstall === true) {
+    // A CSV policy keeps (opted out, protected namespace) would stop the uninstall after its first
+    // stage and leave the record behind: not started at all.
+    const kept = failedLong.flatMap((c) => {
+      const r = policyRefusal(ctx.policy, del(c, 'OperatorLeftoverDeleted', 'delete it'));
+      return r ? [`CSV ${c.metadata.namespace}/${c.metadata.name} (${r.reason})`] : [];
+    });
+    if (kept.length) return { go: false, refuse: `${why}, but policy keeps ${kept.join(', ')}: no automatic uninstall` };
+    return { go: true, why: `${why} (autoUninstall)`, auto: true };
+  }
   return { go: false, refuse: `${why}. Annotate Operator ${o.operator.metadata.name} with ${MEDIC.uninstall}=true to remove its leftovers` };
 }
 
@@ -291,11 +317,24 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   const gate = uninstallGate(o, ctx);
   if (!gate.go) {
     if (gate.refuse) return { kind: 'refuse', reason: 'UninstallLeftoversKept', note: gate.refuse, regarding: target(op) };
+    if (gate.cancel) {
+      return {
+        kind: 'act',
+        summary: `automatic uninstall of operator ${op.metadata.name} cancelled: ${gate.cancel}`,
+        actions: [{
+          verb: 'patch',
+          target: { ...target(op), resourceVersion: op.metadata.resourceVersion! },
+          patch: { metadata: { annotations: { [MEDIC.uninstall]: null } } },
+          reason: 'AutoUninstallCancelled',
+          note: `Removed ${MEDIC.uninstall}=auto, olm-medic's record of an automatic uninstall: ${gate.cancel}. Nothing more is removed.`,
+        }],
+      };
+    }
     return { kind: 'noop', reason: gate.noop ?? 'not requested' };
   }
   // The CSV is deleted first, and with it the evidence (a long-Failed CSV) an automatic decision
-  // rests on: record the decision on the Operator first, so the next rounds carry on as if
-  // requested — and still stop if a Subscription reappears.
+  // rests on: record the decision on the Operator first (`auto`), so the next rounds carry on — and
+  // take it back if a Subscription or a CSV that is not long Failed appears.
   // A sweep of one namespace acts on that namespace's part only (red team 29a, S3); where the
   // Operator has parts elsewhere, it and they are left to an unscoped look.
   const inScopeNs = (c: Component): boolean => {
@@ -312,9 +351,9 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
       actions: [{
         verb: 'patch',
         target: { ...target(op), resourceVersion: op.metadata.resourceVersion! },
-        patch: { metadata: { annotations: { [MEDIC.uninstall]: 'true' } } },
+        patch: { metadata: { annotations: { [MEDIC.uninstall]: 'auto' } } },
         reason: 'AutoUninstallStarted',
-        note: `Annotated ${MEDIC.uninstall}=true: ${gate.why}. olm-medic now removes the operator's leftovers.`,
+        note: `Annotated ${MEDIC.uninstall}=auto: ${gate.why}. olm-medic now removes the operator's leftovers (and stops if a Subscription or a healthy CSV appears).`,
       }],
     };
   }

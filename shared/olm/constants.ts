@@ -31,6 +31,9 @@ export const MEDIC = {
   /** Written on Subscriptions to make OLM re-resolve at once (olm-facts 1.7). */
   nudge: 'olm-medic.io/nudged-at',
   finalizer: 'olm-medic.io/csv-cleanup',
-  /** On an Operator object: explicit request to clean up its leftovers. */
+  /**
+   * On an Operator object: "true" is a user's explicit request to clean up its leftovers; "auto" is
+   * olm-medic's record of an automatic uninstall (autoUninstall), carried on only while its evidence holds.
+   */
   uninstall: 'olm-medic.io/uninstall',
 } as const;
