@@ -12,6 +12,7 @@ import type { Config } from './core/config.js';
 import type { AnyFunction } from './core/types.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { createKube, loadKubeConfig } from './kube/client.js';
+import { MEDIC } from './olm/constants.js';
 import { burstSnapshots, type BurstSnapshotOptions } from './kube/burst-snapshots.js';
 import { shareLists } from './kube/shared-lists.js';
 import type { Kube } from './kube/types.js';
@@ -56,6 +57,7 @@ export function createRuntime(config: Config, functions: AnyFunction[], o: Runti
       ...(o.localNow ? { localNow: o.localNow } : {}),
       retries: config.kubeRetries,
       timeoutMs: config.kubeTimeoutMs,
+      fieldManager: MEDIC.fieldManager,
       onRequest: (verb, resource, code, seconds) => {
         metrics.kubeRequests.inc({ verb, resource, code: String(code) });
         metrics.kubeSeconds.observe({ verb }, seconds);

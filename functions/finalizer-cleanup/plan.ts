@@ -19,7 +19,7 @@ import { target } from '../../shared/core/types.js';
 import { policyRefusal } from '../../shared/core/policy.js';
 import type { KubeObject, Ref } from '../../shared/kube/types.js';
 import { FINALIZER_OLM_CSV_CLEANUP, LABEL_OWNER_NAMESPACE, MEDIC } from '../../shared/olm/constants.js';
-import { hasOtherComponentKey, isCopiedCsv, latestOf, managedWriteTime, namespaceFitsKey, seconds } from '../../shared/olm/olm.js';
+import { fieldOwners, hasOtherComponentKey, isCopiedCsv, latestOf, managedWriteTime, namespaceFitsKey, seconds } from '../../shared/olm/olm.js';
 
 export interface CsvObserved {
   kind: 'csv';
@@ -263,8 +263,14 @@ function skewBound(c: KubeObject, st: { lastTransitionTime?: string; lastUpdateT
  */
 function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: string; auto?: true } | { go: false; refuse?: string; noop?: string; cancel?: string } {
   const marker = o.operator.metadata.annotations?.[MEDIC.uninstall];
-  if (marker === 'true') return { go: true, why: `requested by annotation ${MEDIC.uninstall}=true` };
-  const recorded = marker === 'auto';
+  // Before 8f97ca8 olm-medic recorded an automatic uninstall as `true`: one that only olm-medic's
+  // field manager ever set is its own record, not a user's request (red team 40, L1).
+  const owners = fieldOwners(o.operator, ['metadata', 'annotations', MEDIC.uninstall]);
+  const ownRecord = marker === 'true' && owners.length > 0 && owners.every((m) => m === MEDIC.fieldManager);
+  if (marker === 'true' && !ownRecord) return { go: true, why: `requested by annotation ${MEDIC.uninstall}=true` };
+  // Any other value is a user's word too: no uninstall, automatic or not (red team 40, V1).
+  if (marker !== undefined && marker !== 'true' && marker !== 'auto') return { go: false, noop: `annotation ${MEDIC.uninstall}=${JSON.stringify(marker).slice(0, 40)} is neither "true" nor "auto": no uninstall` };
+  const recorded = marker === 'auto' || ownRecord;
   const claimants = o.claimants.map((s) => `${s.metadata.namespace}/${s.metadata.name}`);
   if (claimants.length) return recorded ? { go: false, cancel: `Subscription ${claimants.join(', ')} uses the operator again` } : { go: false, noop: 'operator is subscribed' };
   if (recorded && ctx.options.autoUninstall !== true) return { go: false, cancel: 'autoUninstall is off' };
@@ -294,6 +300,15 @@ function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: 
   if (healthy.length) return { go: false, noop: `CSV ${names(healthy)} under the same key is not long Failed: no automatic uninstall` };
   const why = `no Subscription uses ${o.labelKey} and CSV ${names(failedLong)} has been Failed for over ${grace}s`;
   if (ctx.options.autoUninstall === true) {
+    // Keys of two installs can collide: an install whose CSV is gone (deleted with its parts orphaned)
+    // adds no CSV to the evidence, but its parts are under the key. Every namespace holding a part
+    // must hold a long-Failed CSV (red team 40, C1: another install's running Deployment deleted).
+    const failedNs = new Set(failedLong.map((c) => c.metadata.namespace));
+    const otherNs = [...new Set(o.components.flatMap((c) => {
+      const ns = c.live ? (c.live.metadata.namespace ?? c.live.metadata.labels?.[LABEL_OWNER_NAMESPACE]) : undefined;
+      return ns && namespaceFitsKey(o.labelKey ?? '', ns) && !failedNs.has(ns) ? [ns] : [];
+    }))];
+    if (otherNs.length) return { go: false, refuse: `${why}, but the parts of it in ${otherNs.join(', ')} have no long-Failed CSV: no automatic uninstall. Annotate Operator ${o.operator.metadata.name} with ${MEDIC.uninstall}=true to remove its leftovers` };
     // A CSV policy keeps (opted out, protected namespace) would stop the uninstall after its first
     // stage and leave the record behind: not started at all.
     const kept = failedLong.flatMap((c) => {
@@ -318,6 +333,8 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   if (!gate.go) {
     if (gate.refuse) return { kind: 'refuse', reason: 'UninstallLeftoversKept', note: gate.refuse, regarding: target(op) };
     if (gate.cancel) {
+      // The Operator object is for a look at all of it (as the start is): a scoped sweep leaves it.
+      if (o.scope) return { kind: 'noop', reason: `the automatic uninstall of ${op.metadata.name} is to be taken back (${gate.cancel}) by a look at all of it` };
       return {
         kind: 'act',
         summary: `automatic uninstall of operator ${op.metadata.name} cancelled: ${gate.cancel}`,
@@ -326,7 +343,7 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
           target: { ...target(op), resourceVersion: op.metadata.resourceVersion! },
           patch: { metadata: { annotations: { [MEDIC.uninstall]: null } } },
           reason: 'AutoUninstallCancelled',
-          note: `Removed ${MEDIC.uninstall}=auto, olm-medic's record of an automatic uninstall: ${gate.cancel}. Nothing more is removed.`,
+          note: `Removed ${MEDIC.uninstall}, olm-medic's record of an automatic uninstall: ${gate.cancel}. Nothing more is removed.`,
         }],
       };
     }

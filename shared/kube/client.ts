@@ -27,6 +27,12 @@ export interface KubeClientOptions {
   sleep?: (ms: number) => Promise<void>;
   /** The local clock (ms since the epoch); the server's is derived from it and response Date headers. */
   localNow?: () => number;
+  /**
+   * The field manager writes are recorded under (managedFields). The runtime passes its own
+   * (MEDIC.fieldManager) and reads it back to tell its own records from a user's; other users of
+   * this client (tests, the demo, tools) write as `olm-medic-client` unless they say otherwise.
+   */
+  fieldManager?: string;
 }
 
 /** Loads credentials: an explicit kubeconfig path, else in-cluster, else the default chain. */
@@ -62,6 +68,7 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
   const maxBackoffMs = options.maxBackoffMs ?? 2_000;
   const sleep = options.sleep ?? wait;
   const localNow = options.localNow ?? Date.now;
+  const fieldManager = options.fieldManager ?? 'olm-medic-client';
   // A cluster behind a proxy keeps client-node's own undici dispatcher (and fetch); any other is
   // reached over node:https / node:http with one keep-alive agent (see `exchange`).
   const viaProxy = Boolean(kc.getCurrentCluster()?.proxyUrl);
@@ -327,7 +334,7 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
         contentType: 'application/merge-patch+json',
         verb: 'patch',
         resource: plural,
-        query: { dryRun: dry(opts), fieldManager: 'olm-medic' },
+        query: { dryRun: dry(opts), fieldManager },
       })) as KubeObject;
       }
     },
@@ -342,7 +349,7 @@ export function createKube(kc: KubeConfig, options: KubeClientOptions = {}): Kub
         body: obj,
         verb: 'create',
         resource: plural,
-        query: { dryRun: dry(opts), fieldManager: 'olm-medic' },
+        query: { dryRun: dry(opts), fieldManager },
       })) as KubeObject;
     },
   };

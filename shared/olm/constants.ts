@@ -36,4 +36,6 @@ export const MEDIC = {
    * olm-medic's record of an automatic uninstall (autoUninstall), carried on only while its evidence holds.
    */
   uninstall: 'olm-medic.io/uninstall',
+  /** The runtime's field manager: its writes are on record under it in managedFields. */
+  fieldManager: 'olm-medic',
 } as const;

@@ -110,6 +110,23 @@ export function managedWriteTime(obj: KubeObject, where: 'status' | 'spec', mana
   return latest;
 }
 
+/**
+ * The field managers on record (managedFields, FieldsV1) as owning one field of an object, e.g.
+ * ['metadata', 'annotations', 'olm-medic.io/uninstall']: whoever last set it, and anyone who applied it.
+ */
+export function fieldOwners(obj: KubeObject, path: string[]): string[] {
+  const entries = (obj.metadata as { managedFields?: unknown }).managedFields;
+  if (!Array.isArray(entries)) return [];
+  const out: string[] = [];
+  for (const e of entries as { manager?: unknown; fieldsV1?: unknown }[]) {
+    if (!e || typeof e !== 'object' || typeof e.manager !== 'string') continue;
+    let node: unknown = e.fieldsV1;
+    for (const key of path) node = node && typeof node === 'object' ? (node as Record<string, unknown>)[`f:${key}`] : undefined;
+    if (node !== undefined && node !== null) out.push(e.manager);
+  }
+  return out;
+}
+
 /** The latest of some times (seconds), ignoring the unknown ones; undefined if all are. */
 export function latestOf(...ts: (number | undefined)[]): number | undefined {
   const known = ts.filter((t): t is number => t !== undefined && Number.isFinite(t));
