@@ -309,6 +309,14 @@ function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: 
       return ns && namespaceFitsKey(o.labelKey ?? '', ns) && !failedNs.has(ns) ? [ns] : [];
     }))];
     if (otherNs.length) return { go: false, refuse: `${why}, but the parts of it in ${otherNs.join(', ')} have no long-Failed CSV: no automatic uninstall. Annotate Operator ${o.operator.metadata.name} with ${MEDIC.uninstall}=true to remove its leftovers` };
+    // A Failed phase is OLM's word, and OLM moves it back only while it runs: an operator whose
+    // Deployment is available is running, whatever its CSV still says (olm-operator down, or a CSV
+    // OLM cannot parse any more). Not removed automatically (red team 40's suspicion).
+    const running = o.components.filter((c) => {
+      const st = c.live?.status as { availableReplicas?: number; conditions?: { type?: string; status?: string }[] } | undefined;
+      return c.ref.kind === 'Deployment' && c.live && !c.live.metadata.deletionTimestamp && (st?.availableReplicas ?? 0) > 0 && (st?.conditions ?? []).some((x) => x?.type === 'Available' && x.status === 'True');
+    });
+    if (running.length) return { go: false, refuse: `${why}, but Deployment ${running.map((c) => `${c.live!.metadata.namespace}/${c.live!.metadata.name}`).join(', ')} is available (the operator runs): no automatic uninstall. Annotate Operator ${o.operator.metadata.name} with ${MEDIC.uninstall}=true to remove it` };
     // A CSV policy keeps (opted out, protected namespace) would stop the uninstall after its first
     // stage and leave the record behind: not started at all.
     const kept = failedLong.flatMap((c) => {

@@ -85,3 +85,31 @@ describe('red team 39 A1: a recorded automatic uninstall goes on only while its 
     expect(csvDeletes(writes)).toEqual(['delete ClusterServiceVersion ns-a/etcdoperator.v0.9.4']);
   });
 });
+
+describe("an automatic uninstall is not started while the operator's Deployment is available (its CSV's Failed phase may be stale)", () => {
+  /** The long-Failed CSV's scene with the operator's Deployment listed under the key, available or not. */
+  function withDeployment(available: boolean): KubeObject[] {
+    const [csv, operator] = scene();
+    const deployment: KubeObject = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'etcd-operator', namespace: 'ns-a', uid: 'dep-1', resourceVersion: '30', creationTimestamp: iso(86400), labels: { 'operators.coreos.com/etcd.ns-a': '' } },
+      spec: {},
+      status: available
+        ? { replicas: 1, availableReplicas: 1, conditions: [{ type: 'Available', status: 'True' }] }
+        : { replicas: 1, availableReplicas: 0, conditions: [{ type: 'Available', status: 'False' }] },
+    };
+    const components = (operator!.status as { components: { refs: unknown[] } }).components;
+    components.refs = [...components.refs, { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ns-a', name: 'etcd-operator' }];
+    return [csv!, operator!, deployment];
+  }
+
+  it('Deployment available (the operator runs although OLM says Failed): nothing recorded, nothing deleted', async () => {
+    const writes = await operatorUpdate(withDeployment(true), autoUninstallConfig());
+    expect({ patches: operatorPatches(writes), deletes: once(writes.filter((w) => w.startsWith('delete'))) }).toEqual({ patches: [], deletes: [] });
+  });
+
+  it('twin: Deployment unavailable: the automatic uninstall starts', async () => {
+    expect(operatorPatches(await operatorUpdate(withDeployment(false), autoUninstallConfig()))).toEqual([markerPatch('auto')]);
+  });
+});
