@@ -48,10 +48,10 @@ export function olmAddsCsvFinalizer(version: string): boolean {
 }
 
 /** The CLI (`olm-medic ...`) as the shipped ServiceAccount. */
-export function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+export function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   const cp = inject('controlPlane');
   return new Promise((resolve) => {
-    execFile(process.execPath, ['bin/olm-medic.mjs', ...args], { env: { PATH: process.env.PATH ?? '', KUBECONFIG: cp.shippedKubeconfig } }, (err, stdout, stderr) =>
+    execFile(process.execPath, ['bin/olm-medic.mjs', ...args], { env: { PATH: process.env.PATH ?? '', KUBECONFIG: cp.shippedKubeconfig, ...env } }, (err, stdout, stderr) =>
       resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });

@@ -1,6 +1,6 @@
 /**
  * The automatic uninstall's clock-skew bound must not stop it for a CSV whose status OLM keeps
- * rewriting while it stays Failed. olm-operator calls SetPhaseWithEvent(Failed, InvalidStrategy, …)
+ * rewriting while it stays Failed. olm-operator calls SetPhaseWithEvent(Failed, CSVReasonInvalidStrategy = "InvalidInstallStrategy", …)
  * on every sync of a CSV whose install strategy it cannot parse (operator.go,
  * parseStrategiesAndUpdateStatus): a new status.lastUpdateTime each time, the same
  * lastTransitionTime, and a status write the apiserver stamps. The bound of e7ec2b8 (red team 37:
@@ -18,7 +18,7 @@ async function writesFor(o: { failed: number; updated: number; written: number }
     { manager: 'olm', operation: 'Update', apiVersion: 'operators.coreos.com/v1alpha1', time: iso(86400), fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': {} } },
     { manager: 'olm', operation: 'Update', apiVersion: 'operators.coreos.com/v1alpha1', subresource: 'status', time: iso(o.written), fieldsType: 'FieldsV1', fieldsV1: { 'f:status': { 'f:phase': {}, 'f:lastUpdateTime': {} } } },
   ];
-  return operatorUpdate(failedCsvScene({ createdAgo: 86400, failedAgo: o.failed, updatedAgo: o.updated, reason: 'InvalidStrategy', managedFields }), autoUninstallConfig());
+  return operatorUpdate(failedCsvScene({ createdAgo: 86400, failedAgo: o.failed, updatedAgo: o.updated, reason: 'InvalidInstallStrategy', managedFields }), autoUninstallConfig());
 }
 
 describe('the automatic uninstall of a CSV that OLM keeps rewriting while Failed', () => {
