@@ -254,6 +254,20 @@ function skewBound(c: KubeObject, st: { lastTransitionTime?: string; lastUpdateT
 }
 
 /**
+ * The operator's Deployments (components) that serve: any available or ready replica, whatever the
+ * Available condition says (red team 41, R2: 2 of 3 replicas up is Available=False and serving).
+ * Their names, or undefined if none.
+ */
+function runningDeployments(o: OperatorObserved): string | undefined {
+  const running = o.components.filter((c) => {
+    const st = c.live?.status as { availableReplicas?: unknown; readyReplicas?: unknown } | undefined;
+    const n = (v: unknown): number => (typeof v === 'number' ? v : 0);
+    return c.ref.kind === 'Deployment' && c.live && !c.live.metadata.deletionTimestamp && (n(st?.availableReplicas) > 0 || n(st?.readyReplicas) > 0);
+  });
+  return running.length ? running.map((c) => `${c.live!.metadata.namespace}/${c.live!.metadata.name}`).join(', ') : undefined;
+}
+
+/**
  * Why an uninstall may proceed, or why not (and whether to tell the user, or to take back an
  * automatic decision recorded earlier). `auto`: decided by autoUninstall now, not yet recorded on the
  * Operator. A user's request (`true`) stands until the user takes it back; olm-medic's own record
@@ -291,7 +305,12 @@ function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: 
     // The CSVs this uninstall already deleted are gone or going: they count for it, not against it.
     const recovered = underKey.filter((c) => !c.metadata.deletionTimestamp && !failedLong.includes(c));
     if (recovered.length) return { go: false, cancel: `CSV ${names(recovered)} is not long Failed any more` };
-    return { go: true, why: `automatic uninstall recorded (${MEDIC.uninstall}=auto); no Subscription uses ${o.labelKey} and no CSV under it is healthy` };
+    // ... nor while a CSV still stands and the operator serves (red team 41, R1: a record from before
+    // that check, or pods that came back while the uninstall waited on its first stage). Once every
+    // CSV is being deleted, its Deployments go with it (garbage collection): no longer evidence.
+    const running = underKey.some((c) => !c.metadata.deletionTimestamp) ? runningDeployments(o) : undefined;
+    if (running) return { go: false, cancel: `Deployment ${running} is available (the operator runs)` };
+    return { go: true, why: `automatic uninstall recorded (${MEDIC.uninstall}=${marker}); no Subscription uses ${o.labelKey} and no CSV under it is healthy` };
   }
   if (!failedLong.length) return { go: false, noop: 'no Subscription, but no long-failed CSV either' };
   // Keys of two installs can collide (one Operator object for both): a failed install says nothing
@@ -309,14 +328,11 @@ function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: 
       return ns && namespaceFitsKey(o.labelKey ?? '', ns) && !failedNs.has(ns) ? [ns] : [];
     }))];
     if (otherNs.length) return { go: false, refuse: `${why}, but the parts of it in ${otherNs.join(', ')} have no long-Failed CSV: no automatic uninstall. Annotate Operator ${o.operator.metadata.name} with ${MEDIC.uninstall}=true to remove its leftovers` };
-    // A Failed phase is OLM's word, and OLM moves it back only while it runs: an operator whose
-    // Deployment is available is running, whatever its CSV still says (olm-operator down, or a CSV
-    // OLM cannot parse any more). Not removed automatically (red team 40's suspicion).
-    const running = o.components.filter((c) => {
-      const st = c.live?.status as { availableReplicas?: number; conditions?: { type?: string; status?: string }[] } | undefined;
-      return c.ref.kind === 'Deployment' && c.live && !c.live.metadata.deletionTimestamp && (st?.availableReplicas ?? 0) > 0 && (st?.conditions ?? []).some((x) => x?.type === 'Available' && x.status === 'True');
-    });
-    if (running.length) return { go: false, refuse: `${why}, but Deployment ${running.map((c) => `${c.live!.metadata.namespace}/${c.live!.metadata.name}`).join(', ')} is available (the operator runs): no automatic uninstall. Annotate Operator ${o.operator.metadata.name} with ${MEDIC.uninstall}=true to remove it` };
+    // A Failed phase is OLM's word, and OLM moves it back only while it runs: an operator with a
+    // Deployment serving is running, whatever its CSV still says (olm-operator down, or a CSV OLM
+    // cannot parse any more). Not removed automatically (red team 40's suspicion).
+    const running = runningDeployments(o);
+    if (running) return { go: false, refuse: `${why}, but Deployment ${running} is available (the operator runs): no automatic uninstall. Annotate Operator ${o.operator.metadata.name} with ${MEDIC.uninstall}=true to remove it` };
     // A CSV policy keeps (opted out, protected namespace) would stop the uninstall after its first
     // stage and leave the record behind: not started at all.
     const kept = failedLong.flatMap((c) => {
