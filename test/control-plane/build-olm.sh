@@ -74,8 +74,8 @@ build_opm() { # version -> $root/olm-<version>/opm (or opm.unbuildable)
   # build with today's Go (operator-registry v1.17.5, OLM v0.25.0: generics under go 1.16 language
   # rules), the bed uses the catalog-server version's opm instead (bed.ts), built below.
   if (cd "$src" && CGO_ENABLED=1 GOFLAGS=-mod=mod go build -trimpath -tags json1,containers_image_openpgp \
-    -ldflags "-s -w" -o "$out/opm.tmp" github.com/operator-framework/operator-registry/cmd/opm) >&2; then
-    mv "$out/opm.tmp" "$out/opm"
+    -ldflags "-s -w" -o "$out/opm.tmp.$$" github.com/operator-framework/operator-registry/cmd/opm) >&2; then
+    mv -f "$out/opm.tmp.$$" "$out/opm"
     echo "$reg" >"$out/opm.version"
     log "built opm $reg in $((SECONDS - t1))s"
   else
@@ -123,8 +123,8 @@ build_catalog_server() {
     mkdir -p "$src/olm-medic-catalog-server"
     cp "$here/olm/catalog-server/main.go" "$src/olm-medic-catalog-server/main.go"
     (cd "$src" && CGO_ENABLED=1 GOFLAGS=-mod=mod go build -trimpath -tags json1 -ldflags "-s -w" \
-      -o "$out/catalog-server.tmp" ./olm-medic-catalog-server) >&2
-    mv "$out/catalog-server.tmp" "$out/catalog-server"
+      -o "$out/catalog-server.tmp.$$" ./olm-medic-catalog-server) >&2
+    mv -f "$out/catalog-server.tmp.$$" "$out/catalog-server"
     cp "$here/olm/catalog-server/main.go" "$out/catalog-server.go"
     log "built catalog-server in $((SECONDS - t0))s"
   fi
@@ -140,8 +140,8 @@ build_scheduler() {
     (cd "$here/go" && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath -ldflags "-s -w \
       -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 \
       -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean" \
-      -o "$out/kube-scheduler.tmp" k8s.io/kubernetes/cmd/kube-scheduler) >&2
-    mv "$out/kube-scheduler.tmp" "$out/kube-scheduler"
+      -o "$out/kube-scheduler.tmp.$$" k8s.io/kubernetes/cmd/kube-scheduler) >&2
+    mv -f "$out/kube-scheduler.tmp.$$" "$out/kube-scheduler"
     log "built kube-scheduler in $((SECONDS - t0))s"
   fi
   done_line kube-scheduler "$out/kube-scheduler"

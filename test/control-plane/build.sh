@@ -32,8 +32,10 @@ build() { # name dir pkg ldflags
   if [ -x "$bin/$name" ]; then echo "[control-plane] $name: cached ($bin/$name)" >&2; return; fi
   echo "[control-plane] building $name from the Go module proxy (first run only; several minutes on 2 cores)..." >&2
   local t0=$SECONDS
-  (cd "$here/$dir" && go build -trimpath -ldflags "$ld" -o "$bin/$name.tmp" "$pkg") >&2
-  mv "$bin/$name.tmp" "$bin/$name"
+  # A temporary name of this process's own: two runs building at once (tests and a benchmark started
+  # side by side) each move a whole binary into place; the second mv replaces the first's with the same build.
+  (cd "$here/$dir" && go build -trimpath -ldflags "$ld" -o "$bin/$name.tmp.$$" "$pkg") >&2
+  mv -f "$bin/$name.tmp.$$" "$bin/$name"
   echo "[control-plane] built $name in $((SECONDS - t0))s ($(du -h "$bin/$name" | cut -f1))" >&2
 }
 
@@ -46,7 +48,7 @@ build apiserver_receive_adapter adapter knative.dev/eventing/cmd/apiserver_recei
 # knative.dev/eventing and knative.dev/serving module versions, copied from the module cache.
 kc_hash=$(cd "$here/knative-check" && cat go.mod go.sum main.go | sha256sum | cut -c1-12)
 build "knative-check-$kc_hash" knative-check . "-s -w"
-find "$bin" -maxdepth 1 -name 'knative-check-*' ! -name "knative-check-$kc_hash" -delete  # stale builds
+find "$bin" -maxdepth 1 -name 'knative-check-*' ! -name "knative-check-$kc_hash" ! -name '*.tmp.*' -delete  # stale builds (not another run's build under way)
 SERVING_VERSION=$(modver knative-check knative.dev/serving)
 [ "$(modver knative-check knative.dev/eventing)" = "$ADAPTER_VERSION" ] || { echo "[control-plane] knative-check/go.mod must require knative.dev/eventing $ADAPTER_VERSION (the adapter's)" >&2; exit 1; }
 kdir="$bin/knative-$ADAPTER_VERSION-serving-$SERVING_VERSION"
@@ -54,10 +56,13 @@ if [ ! -d "$kdir" ]; then
   moddir() { (cd "$here/knative-check" && GOFLAGS= go mod download -json "$1" | sed -nE 's/^[[:space:]]*"Dir": "(.*)",?$/\1/p'); }
   ed=$(moddir "knative.dev/eventing@$(modver knative-check knative.dev/eventing)"); sd=$(moddir "knative.dev/serving@$SERVING_VERSION")
   [ -d "$ed/config/core/resources" ] && [ -d "$sd/config/core/300-resources" ] || { echo "[control-plane] Knative config not found in $ed / $sd" >&2; exit 1; }
-  mkdir -p "$kdir.tmp"/{eventing,serving}/{crds,configmaps}
-  cp "$ed"/config/core/resources/*.yaml "$kdir.tmp/eventing/crds/"; cp "$ed"/config/core/configmaps/*.yaml "$kdir.tmp/eventing/configmaps/"
-  cp "$sd"/config/core/300-resources/*.yaml "$kdir.tmp/serving/crds/"; cp "$sd"/config/core/configmaps/*.yaml "$kdir.tmp/serving/configmaps/"
-  chmod -R u+w "$kdir.tmp"; mv "$kdir.tmp" "$kdir"
+  ktmp="$kdir.tmp.$$"
+  mkdir -p "$ktmp"/{eventing,serving}/{crds,configmaps}
+  cp "$ed"/config/core/resources/*.yaml "$ktmp/eventing/crds/"; cp "$ed"/config/core/configmaps/*.yaml "$ktmp/eventing/configmaps/"
+  cp "$sd"/config/core/300-resources/*.yaml "$ktmp/serving/crds/"; cp "$sd"/config/core/configmaps/*.yaml "$ktmp/serving/configmaps/"
+  chmod -R u+w "$ktmp"
+  # Another run may have put the same files in place meanwhile: keep its copy.
+  mv -T "$ktmp" "$kdir" 2>/dev/null || rm -rf "$ktmp"
   echo "[control-plane] Knative CRDs and default ConfigMaps in $kdir" >&2
 fi
 # kustomize has no replace directives, so a plain versioned install works.
