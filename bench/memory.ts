@@ -10,7 +10,12 @@
  * Sent over keep-alive connections (undici Pool) at a paced, steady rate; VmRSS sampled every
  * 250 ms from /proc/<pid>/status. Afterwards, the heap still reachable after forced full GCs
  * (through the inspector, opened only then) tells a leak from garbage not yet collected.
+ * The same stream (same events, same pace, same connections) then goes to the baselines, one after
+ * the other, each in its plain `node` (as in the throughput and cold-start rows): the express +
+ * cloudevents echo and the bare node:http echo (bench/fixtures/), so the row shows what any Node
+ * server's warm-up does to the same start/peak/growth figures.
  * Exploration knobs (never set by `npm run bench`): OLM_MEDIC_BENCH_MEMORY_EVENTS (count),
+ * OLM_MEDIC_BENCH_MEMORY_NO_BASELINES=1 (olm-medic alone),
  * OLM_MEDIC_BENCH_SERVER_NODE_OPTIONS (extra server Node flags, e.g. --max-semi-space-size=8),
  * OLM_MEDIC_BENCH_MEMORY_NO_WANTED=1 (unwanted events only), OLM_MEDIC_BENCH_SERVER_ENV (NAME=value,…
  * over npm start's environment, e.g. MALLOC_ARENA_MAX=1); each is named in the notes when used.
@@ -25,7 +30,7 @@ import type { KubeObject } from '../shared/kube/types.js';
 import type { BenchContext, BenchResult, Benchmark } from './types.js';
 import { apiServerEvent, postUntilAnswered, realisticPod, type HttpEvent, type KubeObj } from './lib/events.js';
 import { copiedCsv, nonOlmJob, readyCatalogPodUpdate } from './lib/payloads.js';
-import { explorationNotes, rssBytes, scratchDir, serverEntry, serverEnv, sleep, spawnNode, type Child } from './lib/proc.js';
+import { explorationNotes, fixturesDir, rssBytes, scratchDir, serverEntry, serverEnv, sleep, spawnNode, type Child } from './lib/proc.js';
 
 const USER = 'bench-medic';
 const NS = 'bench-mem';
@@ -164,6 +169,120 @@ interface Sample {
   rss: number;
 }
 
+/** What one server did under the stream. */
+interface StreamRun {
+  samples: Sample[];
+  statuses: Map<number, number>;
+  errors: number;
+  elapsed: number;
+  wantedSent: number;
+}
+
+interface StreamSpec {
+  total: number;
+  rate: number;
+  concurrency: number;
+  withWanted: boolean;
+  unwanted: (HttpEvent | undefined)[];
+  wanted: { subs: Template[]; pods: Template[] };
+  log: (line: string) => void;
+}
+
+/**
+ * Sends the stream to one server: `total` events paced at `rate`/s over `concurrency` keep-alive
+ * connections (1 in 100 a wanted event with a fresh resourceVersion, the rest cycling through the
+ * unwanted pool), sampling the server's VmRSS every 250 ms. Every server gets exactly this.
+ */
+async function stream(port: number, pid: number, spec: StreamSpec, who: string): Promise<StreamRun> {
+  const { total, rate, concurrency, withWanted, unwanted, wanted } = spec;
+  const samples: Sample[] = [];
+  const t0 = performance.now();
+  const timer = setInterval(() => {
+    const rss = rssBytes(pid);
+    if (rss !== undefined) samples.push({ t: (performance.now() - t0) / 1000, rss });
+  }, 250);
+  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: concurrency, pipelining: 1, keepAliveTimeout: 60_000 });
+  const statuses = new Map<number, number>();
+  let errors = 0;
+  let next = 0;
+  let wantedSent = 0;
+  let rv = 10_000_000;
+  let lastLog = performance.now();
+  const worker = async (): Promise<void> => {
+    for (;;) {
+      const i = next++;
+      if (i >= total) return;
+      const due = t0 + (i / rate) * 1000;
+      const wait = due - performance.now();
+      if (wait > 1) await sleep(wait);
+      let headers: Record<string, string>;
+      let body: string;
+      if (withWanted && i % 100 === 50) {
+        const k = wantedSent++;
+        const tpl = k % 2 === 0 ? wanted.subs[(k >> 1) % wanted.subs.length]! : wanted.pods[(k >> 1) % wanted.pods.length]!;
+        headers = tpl.headers;
+        body = `${tpl.pre}${++rv}${tpl.post}`;
+      } else {
+        const ev = unwanted[i % unwanted.length] ?? distinctTypeEvent(i);
+        headers = ev.headers;
+        body = ev.body;
+      }
+      try {
+        const res = await pool.request({ path: '/', method: 'POST', headers, body });
+        await res.body.dump();
+        statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+      } catch {
+        errors++;
+      }
+      if (performance.now() - lastLog > 30_000) {
+        lastLog = performance.now();
+        const el = (lastLog - t0) / 1000;
+        spec.log(`${who}: ${i + 1}/${total} events in ${el.toFixed(0)} s (${((i + 1) / el).toFixed(0)}/s), RSS ${((samples.at(-1)?.rss ?? 0) / MB).toFixed(1)} MB`);
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: concurrency }, worker));
+  } finally {
+    clearInterval(timer);
+    await pool.close().catch(() => undefined);
+  }
+  return { samples, statuses, errors, elapsed: (performance.now() - t0) / 1000, wantedSent };
+}
+
+const r1 = (x: number): number => Math.round(x * 10) / 10;
+const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/** Start/peak/end RSS, the mean of each tenth of the samples, and growth first → last tenth (%). */
+function rssFigures(startRss: number, endRss: number, samples: Sample[]): { peak: number; byTenth: number[]; growth: number; firstTenth: number; lastTenth: number } {
+  const rssList = samples.map((s) => s.rss);
+  const tenth = Math.max(1, Math.floor(rssList.length / 10));
+  const firstTenth = mean(rssList.slice(0, tenth));
+  const lastTenth = mean(rssList.slice(-tenth));
+  const byTenth = Array.from({ length: 10 }, (_, k) => mean(rssList.slice(Math.floor((k * rssList.length) / 10), Math.max(Math.floor((k * rssList.length) / 10) + 1, Math.floor(((k + 1) * rssList.length) / 10)))));
+  return { peak: Math.max(startRss, endRss, ...rssList), byTenth, growth: ((lastTenth - firstTenth) / firstTenth) * 100, firstTenth, lastTenth };
+}
+
+/**
+ * A baseline server (bench/fixtures/<file>, plain `node`, no flags) under the same stream: its
+ * start (1 s after its first answer), peak, by-tenth and growth figures, as olm-medic's.
+ */
+async function baselineRun(file: string, who: string, spec: StreamSpec, logDir: string): Promise<{ start: number; end: number; run: StreamRun; figures: ReturnType<typeof rssFigures> }> {
+  const port = await freePort();
+  const child = spawnNode([join(fixturesDir, file)], { env: { PORT: String(port) }, logFile: join(logDir, `${file}.log`) });
+  try {
+    await postUntilAnswered(port, spec.unwanted[0]!, { pollMs: 20, alive: child.running, what: who });
+    await sleep(1_000);
+    const start = rssBytes(child.pid) ?? 0;
+    const run = await stream(port, child.pid, spec, who);
+    const end = rssBytes(child.pid) ?? run.samples.at(-1)?.rss ?? 0;
+    if (!child.running()) throw new Error(`${who} exited during the run:\n${child.tail()}`);
+    return { start, end, run, figures: rssFigures(start, end, run.samples) };
+  } finally {
+    await child.stop();
+  }
+}
+
 async function metric(port: number, name: string): Promise<Record<string, number>> {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   const out: Record<string, number> = {};
@@ -239,17 +358,18 @@ export const bench: Benchmark = {
     const concurrency = 32;
     // Exploration only: OLM_MEDIC_BENCH_MEMORY_NO_WANTED=1 sends unwanted events alone.
     const withWanted = !process.env.OLM_MEDIC_BENCH_MEMORY_NO_WANTED;
+    // Exploration only: OLM_MEDIC_BENCH_MEMORY_NO_BASELINES=1 measures olm-medic alone.
+    const withBaselines = !process.env.OLM_MEDIC_BENCH_MEMORY_NO_BASELINES;
     const scratch = scratchDir('memory');
     let cp: ControlPlane | undefined;
     let medic: Child | undefined;
-    let pool: Pool | undefined;
-    let timer: NodeJS.Timeout | undefined;
     try {
       cp = await startControlPlane({ users: { [USER]: ['system:masters'] }, log: ctx.log });
       await seed(cp);
       const unwanted = unwantedPool();
       const wanted = wantedTemplates();
       writeFileSync(join(scratch.dir, 'sample-events.json'), JSON.stringify({ unwanted: unwanted.slice(0, 100), wanted }, null, 2));
+      const spec: StreamSpec = { total, rate, concurrency, withWanted, unwanted, wanted, log: ctx.log };
 
       const port = await freePort();
       // Exploration only (never set by npm run bench): extra Node flags for the server, e.g. heap sizing.
@@ -265,58 +385,7 @@ export const bench: Benchmark = {
       const pid = medic.pid;
       const startRss = rssBytes(pid) ?? 0;
       const startHeap = await heap(port);
-      const samples: Sample[] = [];
-      const t0 = performance.now();
-      timer = setInterval(() => {
-        const rss = rssBytes(pid);
-        if (rss !== undefined) samples.push({ t: (performance.now() - t0) / 1000, rss });
-      }, 250);
-
-      pool = new Pool(`http://127.0.0.1:${port}`, { connections: concurrency, pipelining: 1, keepAliveTimeout: 60_000 });
-      const p = pool;
-      const statuses = new Map<number, number>();
-      let errors = 0;
-      let next = 0;
-      let wantedSent = 0;
-      let rv = 10_000_000;
-      let lastLog = performance.now();
-      const worker = async (): Promise<void> => {
-        for (;;) {
-          const i = next++;
-          if (i >= total) return;
-          const due = t0 + (i / rate) * 1000;
-          const wait = due - performance.now();
-          if (wait > 1) await sleep(wait);
-          let headers: Record<string, string>;
-          let body: string;
-          if (withWanted && i % 100 === 50) {
-            const k = wantedSent++;
-            const tpl = k % 2 === 0 ? wanted.subs[(k >> 1) % wanted.subs.length]! : wanted.pods[(k >> 1) % wanted.pods.length]!;
-            headers = tpl.headers;
-            body = `${tpl.pre}${++rv}${tpl.post}`;
-          } else {
-            const ev = unwanted[i % unwanted.length] ?? distinctTypeEvent(i);
-            headers = ev.headers;
-            body = ev.body;
-          }
-          try {
-            const res = await p.request({ path: '/', method: 'POST', headers, body });
-            await res.body.dump();
-            statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
-          } catch {
-            errors++;
-          }
-          if (performance.now() - lastLog > 30_000) {
-            lastLog = performance.now();
-            const el = (lastLog - t0) / 1000;
-            ctx.log(`${i + 1}/${total} events in ${el.toFixed(0)} s (${((i + 1) / el).toFixed(0)}/s), RSS ${((samples.at(-1)?.rss ?? 0) / MB).toFixed(1)} MB`);
-          }
-        }
-      };
-      await Promise.all(Array.from({ length: concurrency }, worker));
-      const elapsed = (performance.now() - t0) / 1000;
-      clearInterval(timer);
-      timer = undefined;
+      const { samples, statuses, errors, elapsed, wantedSent } = await stream(port, pid, spec, 'olm-medic');
       const endRss = rssBytes(pid) ?? samples.at(-1)?.rss ?? 0;
       if (!medic.running()) throw new Error(`olm-medic exited during the run:\n${medic.tail()}`);
 
@@ -336,14 +405,32 @@ export const bench: Benchmark = {
       for (const r of reads) readVerbs[`${r.verb} ${r.objectRef?.resource ?? ''} ${r.responseStatus?.code ?? ''}`] = (readVerbs[`${r.verb} ${r.objectRef?.resource ?? ''} ${r.responseStatus?.code ?? ''}`] ?? 0) + 1;
       const non2xx = [...statuses].filter(([s]) => s < 200 || s > 299).reduce((a, [, n]) => a + n, 0);
 
-      const rssList = samples.map((s) => s.rss);
-      const tenth = Math.max(1, Math.floor(samples.length / 10));
-      const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
-      const firstTenth = mean(rssList.slice(0, tenth));
-      const lastTenth = mean(rssList.slice(-tenth));
-      const growth = ((lastTenth - firstTenth) / firstTenth) * 100;
-      const peak = Math.max(startRss, endRss, ...rssList);
-      const r1 = (x: number): number => Math.round(x * 10) / 10;
+      const { peak, byTenth, growth, firstTenth, lastTenth } = rssFigures(startRss, endRss, samples);
+      ctx.log(`olm-medic: by tenth ${byTenth.map((x) => r1(x / MB)).join(' ')} MB, growth ${growth.toFixed(2)} %`);
+      await medic.stop();
+
+      // The baselines, one after the other, under the same stream (no apiserver: they only echo).
+      const baselines: { key: string; who: string; start: number; end: number; run: StreamRun; figures: ReturnType<typeof rssFigures> }[] = [];
+      if (withBaselines) {
+        for (const [key, file, who] of [
+          ['expressEcho', 'express-echo.mjs', 'express+cloudevents echo'],
+          ['bareEcho', 'node-echo.mjs', 'bare node:http echo'],
+        ] as const) {
+          const b = await baselineRun(file, who, spec, scratch.dir);
+          ctx.log(`${who}: start ${r1(b.start / MB)} MB, peak ${r1(b.figures.peak / MB)} MB, by tenth ${b.figures.byTenth.map((x) => r1(x / MB)).join(' ')} MB, growth ${b.figures.growth.toFixed(2)} %`);
+          baselines.push({ key, who, ...b });
+        }
+      }
+      const baselineNon2xx = baselines.reduce((a, b) => a + b.run.errors + [...b.run.statuses].filter(([st]) => st < 200 || st > 299).reduce((x, [, n]) => x + n, 0), 0);
+      const baselineMetrics: Record<string, number | string> = {};
+      for (const b of baselines) {
+        baselineMetrics[`${b.key} start/peak/end RSS MB`] = `${r1(b.start / MB)} / ${r1(b.figures.peak / MB)} / ${r1(b.end / MB)}`;
+        baselineMetrics[`${b.key} rssByTenthMB`] = b.figures.byTenth.map((x) => r1(x / MB)).join(' ');
+        baselineMetrics[`${b.key} growth first → last tenth (%)`] = Math.round(b.figures.growth * 100) / 100;
+        baselineMetrics[`${b.key} growth 2nd → last tenth (%)`] = Math.round(((b.figures.byTenth[9]! - b.figures.byTenth[1]!) / b.figures.byTenth[1]!) * 10_000) / 100;
+        baselineMetrics[`peak RSS ratio olm-medic / ${b.key}`] = Math.round((peak / b.figures.peak) * 100) / 100;
+        baselineMetrics[`${b.key} events/s achieved`] = Math.round(total / b.run.elapsed);
+      }
       ctx.log(`done: ${total} events in ${elapsed.toFixed(1)} s; RSS start ${r1(startRss / MB)} MB, peak ${r1(peak / MB)} MB, end ${r1(endRss / MB)} MB; outcomes ${JSON.stringify(byOutcome)}; apiserver requests ${reads.length}`);
       return {
         name: 'memory',
@@ -365,11 +452,14 @@ export const bench: Benchmark = {
           endHeapUsedAfterFullGcMB: gc ? r1(gc.heapUsed / MB) : 'n/a',
           endRssAfterFullGcMB: gc ? r1(gc.rss / MB) : 'n/a',
           rssSamples: samples.length,
-          'rssByTenthMB (mean of each 10 % of samples)': Array.from({ length: 10 }, (_, k) => r1(mean(rssList.slice(Math.floor((k * rssList.length) / 10), Math.max(Math.floor((k * rssList.length) / 10) + 1, Math.floor(((k + 1) * rssList.length) / 10)))) / MB)).join(' '),
+          'rssByTenthMB (mean of each 10 % of samples)': byTenth.map((x) => r1(x / MB)).join(' '),
+          'growth 2nd → last tenth (%)': Math.round(((byTenth[9]! - byTenth[1]!) / byTenth[1]!) * 10_000) / 100,
           non2xx,
           connectionErrors: errors,
           apiserverRequestsByMedic: reads.length,
           outcomes: Object.entries(byOutcome).map(([k, v]) => `${k}=${v}`).join(' '),
+          ...baselineMetrics,
+          baselineNon2xxAndErrors: baselineNon2xx,
         },
         targets: [
           { name: 'peak RSS (MB)', value: r1(peak / MB), target: '< 110', pass: peak / MB < 110 },
@@ -379,16 +469,20 @@ export const bench: Benchmark = {
         notes: [
           ...explorationNotes(),
           ...(withWanted ? [] : ['EXPLORATION RUN: no wanted events (OLM_MEDIC_BENCH_MEMORY_NO_WANTED)']),
+          ...(withBaselines ? [] : ['EXPLORATION RUN: no baselines (OLM_MEDIC_BENCH_MEMORY_NO_BASELINES)']),
           `npm start's command (${Object.entries(serverEnv()).map(([k, v]) => `${k}=${v} `).join('')}node ${serverEntry().slice(0, -1).join(' ')} scripts/start.mjs -> dist/server.mjs) (LOG_LEVEL=info, KUBECONFIG of user ${USER}, system:masters) on a real control plane with OLM's CRDs; seeded ${SUBS.length} Subscriptions (no status) and ${NODES.length} Ready Nodes.`,
           `Mix: 1 in 100 events is wanted — alternately a Subscription update without installPlanRef (job-conflict: get Subscription + list Jobs → noop) and a NotReady catalog-labelled Pod update on a Ready Node (catalog-reschedule: get Node → noop), each with a fresh resourceVersion; the other 99 need no action: they cycle through ${unwanted.filter(Boolean).length} distinct events (per 99: 40 unlabelled Pod updates ~4 KB incl. managedFields, 5 Pod add/delete, 15 CronJob Jobs, 14 ConfigMaps, 15 Ready catalog registry pod updates ~6 KB, 5 copied CSVs ~60 KB) plus 5 events each of a CloudEvent type never seen before (com.example.tenant<i>.changed, ${Math.round(total * 0.05).toLocaleString('en')} distinct types in the run).`,
           `Load: undici Pool, ${concurrency} keep-alive connections, paced at ${rate} events/s offered (achieved ${Math.round(total / elapsed)}/s) from the runner process; VmRSS from /proc/${'<pid>'}/status every 250 ms (${samples.length} samples); start = 1 s after the first answer, before the load; growth compares the mean of the first and last 10 % of samples.`,
           `Heap: used ${r1(startHeap.used / MB)} MB before the load; at the end ${r1(endHeap.used / MB)} MB used of ${r1(endHeap.total / MB)} MB (new space ${r1(endHeap.newSpace / MB)} MB)${gc ? `, ${r1(gc.heapUsed / MB)} MB still reachable after two forced full GCs (inspector opened with SIGUSR1 after the sampling; the server was started with NODE_OPTIONS=--inspect-port=…, which opens nothing by itself)` : ''}.`,
           `apiserver requests by ${USER} (audit log): ${Object.entries(readVerbs).map(([k, v]) => `${k.trim()}: ${v}`).join(', ') || 'none'}.`,
+          ...(withBaselines
+            ? [
+                `Baselines, after olm-medic was stopped, one at a time under the same stream (same events incl. the wanted ones, same pace and connections; they echo every event back, so they send more bytes than olm-medic's empty answers): ${baselines.map((b) => `${b.who} (bench/fixtures/, plain node, no flags) start ${r1(b.start / MB)} MB, peak ${r1(b.figures.peak / MB)} MB, growth ${b.figures.growth.toFixed(2)} % (by tenth ${b.figures.byTenth.map((x) => r1(x / MB)).join(' ')})`).join('; ')}. The growth of every server is mostly its warm-up landing in the first tenth.`,
+              ]
+            : []),
         ],
       };
     } finally {
-      if (timer) clearInterval(timer);
-      await pool?.close().catch(() => undefined);
       await medic?.stop();
       await cp?.stop();
       scratch.cleanup();
