@@ -258,13 +258,23 @@ function skewBound(c: KubeObject, st: { lastTransitionTime?: string; lastUpdateT
  * Available condition says (red team 41, R2: 2 of 3 replicas up is Available=False and serving).
  * Their names, or undefined if none.
  */
-function runningDeployments(o: OperatorObserved): string | undefined {
+function runningDeployments(o: OperatorObserved, goesAnyway: (c: Component) => boolean = () => false): string | undefined {
   const running = o.components.filter((c) => {
     const st = c.live?.status as { availableReplicas?: unknown; readyReplicas?: unknown } | undefined;
     const n = (v: unknown): number => (typeof v === 'number' ? v : 0);
-    return c.ref.kind === 'Deployment' && c.live && !c.live.metadata.deletionTimestamp && (n(st?.availableReplicas) > 0 || n(st?.readyReplicas) > 0);
+    return c.ref.kind === 'Deployment' && c.live && !c.live.metadata.deletionTimestamp && (n(st?.availableReplicas) > 0 || n(st?.readyReplicas) > 0) && !goesAnyway(c);
   });
   return running.length ? running.map((c) => `${c.live!.metadata.namespace}/${c.live!.metadata.name}`).join(', ') : undefined;
+}
+
+/**
+ * A component garbage collection removes with the CSVs that own it: every owner reference is to a
+ * CSV, and no live CSV outside the uninstall owns it (usedBy: the observer read each owner; one
+ * being deleted, gone, or replaced by another of its name under a new uid is no user).
+ */
+function goesWithItsCsv(c: Component): boolean {
+  const owners = c.live?.metadata.ownerReferences ?? [];
+  return owners.length > 0 && owners.every((r) => r.kind === 'ClusterServiceVersion') && !c.usedBy?.length;
 }
 
 /**
@@ -305,11 +315,15 @@ function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: 
     // The CSVs this uninstall already deleted are gone or going: they count for it, not against it.
     const recovered = underKey.filter((c) => !c.metadata.deletionTimestamp && !failedLong.includes(c));
     if (recovered.length) return { go: false, cancel: `CSV ${names(recovered)} is not long Failed any more` };
-    // ... nor while a CSV still stands and the operator serves (red team 41, R1: a record from before
-    // that check, or pods that came back while the uninstall waited on its first stage). Once every
-    // CSV is being deleted, its Deployments go with it (garbage collection): no longer evidence.
-    const running = underKey.some((c) => !c.metadata.deletionTimestamp) ? runningDeployments(o) : undefined;
-    if (running) return { go: false, cancel: `Deployment ${running} is available (the operator runs)` };
+    // ... nor while the operator serves (red team 41, R1: a record from before that check, or pods
+    // that came back while the uninstall waited on its first stage). Once every CSV under the key is
+    // being deleted, a Deployment that only such CSVs own goes with them (garbage collection) and is
+    // no longer evidence; one no CSV owns any more (its CSV deleted with --cascade=orphan, or another
+    // install's whose key collides, recorded before the start checked for that) serves on whatever
+    // this uninstall does: it takes the record back (red team 42, O1).
+    const standing = underKey.some((c) => !c.metadata.deletionTimestamp);
+    const running = runningDeployments(o, standing ? undefined : goesWithItsCsv);
+    if (running) return { go: false, cancel: `Deployment ${running} is available (the operator runs)${standing ? '' : ' and no CSV being deleted owns it'}` };
     return { go: true, why: `automatic uninstall recorded (${MEDIC.uninstall}=${marker}); no Subscription uses ${o.labelKey} and no CSV under it is healthy` };
   }
   if (!failedLong.length) return { go: false, noop: 'no Subscription, but no long-failed CSV either' };
