@@ -223,9 +223,14 @@ async function usersOf(obj: KubeObject, subs: KubeObject[], uninstalledCsvs: Kub
   for (const s of subs) if (subscriptionUses(s, obj)) users.push(`Subscription ${s.metadata.namespace}/${s.metadata.name}`);
   const ours = new Set(uninstalledCsvs.map((c) => c.metadata.uid));
   for (const o of obj.metadata.ownerReferences ?? []) {
-    if (o.kind !== 'ClusterServiceVersion' || ours.has(o.uid) || !obj.metadata.namespace || !isDnsSubdomain(o.name)) continue;
+    if (o.kind !== 'ClusterServiceVersion' || !obj.metadata.namespace || !isDnsSubdomain(o.name)) continue;
     const owner = await readCsv(obj.metadata.namespace, o.name);
-    if (owner?.metadata.uid === o.uid && !owner.metadata.deletionTimestamp) users.push(`CSV ${obj.metadata.namespace}/${o.name}`);
+    if (owner?.metadata.uid !== o.uid) continue;
+    // A CSV deleted with propagationPolicy=Orphan (its `orphan` finalizer) hands what it owns back to
+    // whoever deleted it: garbage collection strips the owner reference and the object runs on. It
+    // keeps it, even one of the uninstall's own CSVs (red team 43).
+    const orphaning = !!owner.metadata.deletionTimestamp && (owner.metadata.finalizers ?? []).includes('orphan');
+    if (orphaning || (!ours.has(o.uid) && !owner.metadata.deletionTimestamp)) users.push(`CSV ${obj.metadata.namespace}/${o.name}${orphaning ? ' (being deleted with its dependents orphaned)' : ''}`);
   }
   return users;
 }

@@ -18,7 +18,7 @@ import type { Action, Guard, Plan, PlanContext } from '../../shared/core/types.j
 import { target } from '../../shared/core/types.js';
 import { policyRefusal } from '../../shared/core/policy.js';
 import type { KubeObject, Ref } from '../../shared/kube/types.js';
-import { FINALIZER_OLM_CSV_CLEANUP, LABEL_OWNER_NAMESPACE, MEDIC } from '../../shared/olm/constants.js';
+import { FINALIZER_OLM_CSV_CLEANUP, LABEL_OWNER_NAMESPACE, MEDIC, V1ALPHA1 } from '../../shared/olm/constants.js';
 import { fieldOwners, hasOtherComponentKey, isCopiedCsv, latestOf, managedWriteTime, namespaceFitsKey, seconds } from '../../shared/olm/olm.js';
 
 export interface CsvObserved {
@@ -269,12 +269,14 @@ function runningDeployments(o: OperatorObserved, goesAnyway: (c: Component) => b
 
 /**
  * A component garbage collection removes with the CSVs that own it: every owner reference is to a
- * CSV, and no live CSV outside the uninstall owns it (usedBy: the observer read each owner; one
- * being deleted, gone, or replaced by another of its name under a new uid is no user).
+ * CSV — OLM's apiVersion too: garbage collection resolves an owner by apiVersion and kind, and one it
+ * cannot map (`operators.coreos.com/v1`) is retried for ever, never deleted (red team 43) — and no
+ * live CSV keeps it (usedBy: the observer read each owner; one being deleted, gone, or replaced by
+ * another of its name under a new uid is no user, one being deleted with propagationPolicy=Orphan is).
  */
 function goesWithItsCsv(c: Component): boolean {
   const owners = c.live?.metadata.ownerReferences ?? [];
-  return owners.length > 0 && owners.every((r) => r.kind === 'ClusterServiceVersion') && !c.usedBy?.length;
+  return owners.length > 0 && owners.every((r) => r.kind === 'ClusterServiceVersion' && r.apiVersion === V1ALPHA1) && !c.usedBy?.length;
 }
 
 /**
