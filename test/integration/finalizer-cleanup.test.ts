@@ -692,6 +692,33 @@ describe('finalizer-cleanup B: uninstall leftovers', () => {
     expect(await clusterEvents(l.opName)).toEqual([]);
   });
 
+  it("a recorded automatic uninstall whose CSV the admin deletes with --cascade=orphan: real garbage collection hands the Deployment back, it serves, and olm-medic takes the record back instead of deleting it (red team 42, O1)", async () => {
+    const ns = await c.namespace('fcb');
+    const l = await leftovers(ns, { since: new Date() });
+    const rt = runtime({ OLM_MEDIC_FINALIZER_CLEANUP_AUTO_UNINSTALL: 'true', OLM_MEDIC_FINALIZER_CLEANUP_FAILED_CSV_GRACE_SECONDS: '600' }, twoHoursLater);
+    // olm-medic's record of an automatic uninstall, made while the operator's pods were down.
+    await c.admin.mergePatch(refOf(l.operator), { metadata: { annotations: { 'olm-medic.io/uninstall': 'auto' } } }, { dryRun: false });
+    const recorded = (await live(l.operator))!;
+    // The admin takes the operator off OLM the Kubernetes way: the CSV goes, what it owns stays.
+    expect(await c.admin.delete(refOf(l.csv), { uid: l.csv.metadata.uid!, propagationPolicy: 'Orphan', dryRun: false })).not.toBe('gone');
+    await eventually(async () => (await live(l.csv)) === undefined, 'the CSV to be deleted', 30_000);
+    const dep = l.others.find((o) => o.kind === 'Deployment')!;
+    await eventually(async () => ((await live(dep))?.metadata.ownerReferences ?? []).length === 0, 'garbage collection to orphan the Deployment', 30_000);
+    // ... and its pods serve again.
+    await c.setStatus((await live(dep))!, { replicas: 1, readyReplicas: 1, availableReplicas: 1, updatedReplicas: 1 });
+    const before = await live(dep);
+
+    const out = await send(rt, 'update', recorded);
+    expect(out.map((o) => o.status)).toEqual(['acted']);
+    const after = await live(dep);
+    expect(after?.metadata.uid, 'the serving Deployment is kept').toBe(before?.metadata.uid);
+    expect(writesTo(ns).filter((e) => e.verb === 'delete').map((e) => `${e.objectRef?.resource}/${e.objectRef?.name}`), 'nothing of the operator deleted by olm-medic').toEqual([]);
+    expect((await live(l.operator))?.metadata.annotations?.['olm-medic.io/uninstall'], 'the record is taken back').toBeUndefined();
+    const cancelled = (await clusterEvents(l.opName)).filter((e) => e.reason === 'AutoUninstallCancelled');
+    expect(cancelled).toHaveLength(1);
+    expect(cancelled[0]!.note).toContain(`Deployment ${ns}/${dep.metadata.name} is available`);
+  });
+
   it('opt-in autoUninstall: no Subscription and the CSV Failed longer than failedCsvGraceSeconds: cleaned up without annotation', async () => {
     const ns = await c.namespace('fcb');
     const l = await leftovers(ns, { since: new Date() });
