@@ -10,11 +10,15 @@
  *                                    with o.managedFields if given;
  *   autoUninstallConfig()            loadConfig with OLM_MEDIC_FINALIZER_CLEANUP_AUTO_UNINSTALL=true;
  *   operatorUpdate(objects, config)  the writes (recordingKube, patch bodies shown) of one reference-mode
- *                                    update of the Operator handled at NOW.
+ *                                    update of the Operator handled at NOW;
+ *   servingDeployment(owners)        Deployment ns-a/etcd-operator under KEY, serving (1 ready, 1 available),
+ *                                    with these owner references (none if not given);
+ *   recordedOperator(parts)          the Operator etcd.ns-a with olm-medic's record of an automatic uninstall
+ *                                    (`auto`, set by its field manager 10 min before NOW), listing `parts`.
  */
 import { allFunctions } from '../../functions/index.js';
 import { loadConfig, type Config } from '../../shared/core/config.js';
-import type { KubeObject } from '../../shared/kube/types.js';
+import type { KubeObject, OwnerReference } from '../../shared/kube/types.js';
 import { handleOnce, recordingKube, refUpdate } from './fake-runtime.js';
 
 export const NOW = new Date('2026-06-01T12:00:00Z');
@@ -60,4 +64,36 @@ export async function operatorUpdate(objects: KubeObject[], config: Config): Pro
   const { kube, writes } = recordingKube(objects, { now: () => NOW, patchBody: true });
   await handleOnce(kube, { now: () => NOW, config }, refUpdate({ apiVersion: 'operators.coreos.com/v1', kind: 'Operator', name: 'etcd.ns-a' }));
   return writes;
+}
+
+export function servingDeployment(ownerReferences?: OwnerReference[]): KubeObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name: 'etcd-operator', namespace: 'ns-a', uid: 'dep-1', resourceVersion: '30', creationTimestamp: iso(86400), labels: { [KEY]: '' },
+      ...(ownerReferences ? { ownerReferences } : {}),
+    },
+    spec: { replicas: 1 },
+    status: { replicas: 1, readyReplicas: 1, availableReplicas: 1, conditions: [{ type: 'Available', status: 'True' }] },
+  };
+}
+
+export function recordedOperator(parts: KubeObject[]): KubeObject {
+  const marker = 'olm-medic.io/uninstall';
+  return {
+    apiVersion: 'operators.coreos.com/v1',
+    kind: 'Operator',
+    metadata: {
+      name: 'etcd.ns-a', uid: 'op-1', resourceVersion: '11', creationTimestamp: iso(86400), annotations: { [marker]: 'auto' },
+      managedFields: [{ manager: 'olm-medic', operation: 'Update', apiVersion: 'operators.coreos.com/v1', time: iso(600), fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:annotations': { [`f:${marker}`]: {} } } } }],
+    } as KubeObject['metadata'],
+    spec: {},
+    status: {
+      components: {
+        labelSelector: { matchExpressions: [{ key: KEY, operator: 'Exists' }] },
+        refs: parts.map((p) => ({ apiVersion: p.apiVersion, kind: p.kind, ...(p.metadata.namespace ? { namespace: p.metadata.namespace } : {}), name: p.metadata.name })),
+      },
+    },
+  };
 }

@@ -36,6 +36,7 @@ import { loadConfig } from '../../shared/core/config.js';
 import type { KubeObject } from '../../shared/kube/types.js';
 import { componentLabelKey } from '../../shared/olm/olm.js';
 import { handleOnce, recordingKube, refUpdate } from '../support/fake-runtime.js';
+import { recordedOperator, servingDeployment } from '../support/auto-uninstall-scene.js';
 
 const NOW = new Date('2026-06-01T12:00:00Z');
 const iso = (secondsAgo: number): string => new Date(NOW.getTime() - secondsAgo * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -91,28 +92,8 @@ function scene(o: { withB: boolean; marker: 'auto' | 'true' }): KubeObject[] {
 
 /** One install (etcd in ns-a), `auto` recorded by the current olm-medic; its CSV is gone. */
 function singleInstall(owned: boolean): KubeObject[] {
-  const key = 'operators.coreos.com/etcd.ns-a';
-  const dep: KubeObject = {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: {
-      name: 'etcd-operator', namespace: 'ns-a', uid: 'dep-1', resourceVersion: '30', creationTimestamp: iso(86400), labels: { [key]: '' },
-      ...(owned ? { ownerReferences: [{ apiVersion: 'operators.coreos.com/v1alpha1', kind: 'ClusterServiceVersion', name: 'etcdoperator.v0.9.4', uid: 'csv-1' }] } : {}),
-    },
-    spec: { replicas: 1 },
-    status: { replicas: 1, readyReplicas: 1, availableReplicas: 1, conditions: [{ type: 'Available', status: 'True' }] },
-  };
-  const operator: KubeObject = {
-    apiVersion: 'operators.coreos.com/v1',
-    kind: 'Operator',
-    metadata: {
-      name: 'etcd.ns-a', uid: 'op-1', resourceVersion: '11', creationTimestamp: iso(86400), annotations: { [MARKER]: 'auto' },
-      managedFields: [{ manager: 'olm-medic', operation: 'Update', apiVersion: 'operators.coreos.com/v1', time: iso(600), fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:annotations': { [`f:${MARKER}`]: {} } } } }],
-    } as KubeObject['metadata'],
-    spec: {},
-    status: { components: { labelSelector: { matchExpressions: [{ key, operator: 'Exists' }] }, refs: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ns-a', name: 'etcd-operator' }] } },
-  };
-  return [dep, operator];
+  const dep = servingDeployment(owned ? [{ apiVersion: 'operators.coreos.com/v1alpha1', kind: 'ClusterServiceVersion', name: 'etcdoperator.v0.9.4', uid: 'csv-1' }] : undefined);
+  return [dep, recordedOperator([dep])];
 }
 
 async function update(objects: KubeObject[], name = OP_NAME): Promise<string[]> {

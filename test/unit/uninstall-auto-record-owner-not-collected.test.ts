@@ -25,46 +25,14 @@
  * that way kept its Deployment: olm-medic keeps it too (the recorded uninstall is taken back).
  */
 import { describe, expect, it } from 'vitest';
-import { allFunctions } from '../../functions/index.js';
-import { loadConfig } from '../../shared/core/config.js';
 import type { KubeObject } from '../../shared/kube/types.js';
-import { handleOnce, recordingKube, refUpdate } from '../support/fake-runtime.js';
+import { KEY, autoUninstallConfig, iso, operatorUpdate, recordedOperator, servingDeployment } from '../support/auto-uninstall-scene.js';
 
-const NOW = new Date('2026-06-01T12:00:00Z');
-const iso = (secondsAgo: number): string => new Date(NOW.getTime() - secondsAgo * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 const MARKER = 'olm-medic.io/uninstall';
-const KEY = 'operators.coreos.com/etcd.ns-a';
 
 function scene(ownerApiVersion: string, csv?: { finalizers: string[] }): KubeObject[] {
-  const dep: KubeObject = {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: {
-      name: 'etcd-operator', namespace: 'ns-a', uid: 'dep-1', resourceVersion: '30', creationTimestamp: iso(86400), labels: { [KEY]: '' },
-      ownerReferences: [{ apiVersion: ownerApiVersion, kind: 'ClusterServiceVersion', name: 'etcdoperator.v0.9.4', uid: 'csv-1' }],
-    },
-    spec: { replicas: 1 },
-    status: { replicas: 1, readyReplicas: 1, availableReplicas: 1, conditions: [{ type: 'Available', status: 'True' }] },
-  };
-  const operator: KubeObject = {
-    apiVersion: 'operators.coreos.com/v1',
-    kind: 'Operator',
-    metadata: {
-      name: 'etcd.ns-a', uid: 'op-1', resourceVersion: '11', creationTimestamp: iso(86400), annotations: { [MARKER]: 'auto' },
-      managedFields: [{ manager: 'olm-medic', operation: 'Update', apiVersion: 'operators.coreos.com/v1', time: iso(600), fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:annotations': { [`f:${MARKER}`]: {} } } } }],
-    } as KubeObject['metadata'],
-    spec: {},
-    status: {
-      components: {
-        labelSelector: { matchExpressions: [{ key: KEY, operator: 'Exists' }] },
-        refs: [
-          { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ns-a', name: 'etcd-operator' },
-          ...(csv ? [{ apiVersion: 'operators.coreos.com/v1alpha1', kind: 'ClusterServiceVersion', namespace: 'ns-a', name: 'etcdoperator.v0.9.4' }] : []),
-        ],
-      },
-    },
-  };
-  if (!csv) return [dep, operator];
+  const dep = servingDeployment([{ apiVersion: ownerApiVersion, kind: 'ClusterServiceVersion', name: 'etcdoperator.v0.9.4', uid: 'csv-1' }]);
+  if (!csv) return [dep, recordedOperator([dep])];
   // Long Failed, then deleted by someone else with its dependents orphaned (the orphan finalizer holds it).
   const csvObj: KubeObject = {
     apiVersion: 'operators.coreos.com/v1alpha1',
@@ -73,15 +41,10 @@ function scene(ownerApiVersion: string, csv?: { finalizers: string[] }): KubeObj
     spec: {},
     status: { phase: 'Failed', reason: 'ComponentUnhealthy', lastTransitionTime: iso(7200), lastUpdateTime: iso(7200) },
   };
-  return [dep, operator, csvObj];
+  return [dep, recordedOperator([dep, csvObj]), csvObj];
 }
 
-async function update(objects: KubeObject[]): Promise<string[]> {
-  const config = loadConfig({ OLM_MEDIC_FINALIZER_CLEANUP_AUTO_UNINSTALL: 'true' }, allFunctions);
-  const { kube, writes } = recordingKube(objects, { now: () => NOW, patchBody: true });
-  await handleOnce(kube, { now: () => NOW, config }, refUpdate({ apiVersion: 'operators.coreos.com/v1', kind: 'Operator', name: 'etcd.ns-a' }));
-  return writes;
-}
+const update = (objects: KubeObject[]): Promise<string[]> => operatorUpdate(objects, autoUninstallConfig());
 
 describe('red team 43: an owner reference GC cannot resolve (kind ClusterServiceVersion, wrong apiVersion) does not make a serving Deployment "go with its CSV"', () => {
   it('owner reference apiVersion operators.coreos.com/v1: the serving Deployment is not deleted, the record is taken back', async () => {
