@@ -253,14 +253,24 @@ async function stream(port: number, pid: number, spec: StreamSpec, who: string):
 const r1 = (x: number): number => Math.round(x * 10) / 10;
 const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
 
-/** Start/peak/end RSS, the mean of each tenth of the samples, and growth first → last tenth (%). */
-function rssFigures(startRss: number, endRss: number, samples: Sample[]): { peak: number; byTenth: number[]; growth: number; firstTenth: number; lastTenth: number } {
+/** Answers outside 2xx in a status count. */
+const non2xxOf = (statuses: Map<number, number>): number => [...statuses].filter(([s]) => s < 200 || s > 299).reduce((a, [, n]) => a + n, 0);
+
+/** Peak RSS, the mean of each tenth of the samples, growth first → last and 2nd → last tenth (%). */
+function rssFigures(startRss: number, endRss: number, samples: Sample[]): { peak: number; tenthsMB: string; growth: number; growthFrom2nd: number; firstTenth: number; lastTenth: number } {
   const rssList = samples.map((s) => s.rss);
   const tenth = Math.max(1, Math.floor(rssList.length / 10));
   const firstTenth = mean(rssList.slice(0, tenth));
   const lastTenth = mean(rssList.slice(-tenth));
   const byTenth = Array.from({ length: 10 }, (_, k) => mean(rssList.slice(Math.floor((k * rssList.length) / 10), Math.max(Math.floor((k * rssList.length) / 10) + 1, Math.floor(((k + 1) * rssList.length) / 10)))));
-  return { peak: Math.max(startRss, endRss, ...rssList), byTenth, growth: ((lastTenth - firstTenth) / firstTenth) * 100, firstTenth, lastTenth };
+  return {
+    peak: Math.max(startRss, endRss, ...rssList),
+    tenthsMB: byTenth.map((x) => r1(x / MB)).join(' '),
+    growth: ((lastTenth - firstTenth) / firstTenth) * 100,
+    growthFrom2nd: ((byTenth[9]! - byTenth[1]!) / byTenth[1]!) * 100,
+    firstTenth,
+    lastTenth,
+  };
 }
 
 /**
@@ -403,10 +413,10 @@ export const bench: Benchmark = {
       const reads = cp.requestsBy(USER);
       const readVerbs: Record<string, number> = {};
       for (const r of reads) readVerbs[`${r.verb} ${r.objectRef?.resource ?? ''} ${r.responseStatus?.code ?? ''}`] = (readVerbs[`${r.verb} ${r.objectRef?.resource ?? ''} ${r.responseStatus?.code ?? ''}`] ?? 0) + 1;
-      const non2xx = [...statuses].filter(([s]) => s < 200 || s > 299).reduce((a, [, n]) => a + n, 0);
+      const non2xx = non2xxOf(statuses);
 
-      const { peak, byTenth, growth, firstTenth, lastTenth } = rssFigures(startRss, endRss, samples);
-      ctx.log(`olm-medic: by tenth ${byTenth.map((x) => r1(x / MB)).join(' ')} MB, growth ${growth.toFixed(2)} %`);
+      const { peak, tenthsMB, growth, growthFrom2nd, firstTenth, lastTenth } = rssFigures(startRss, endRss, samples);
+      ctx.log(`olm-medic: by tenth ${tenthsMB} MB, growth ${growth.toFixed(2)} %`);
       await medic.stop();
 
       // The baselines, one after the other, under the same stream (no apiserver: they only echo).
@@ -417,17 +427,17 @@ export const bench: Benchmark = {
           ['bareEcho', 'node-echo.mjs', 'bare node:http echo'],
         ] as const) {
           const b = await baselineRun(file, who, spec, scratch.dir);
-          ctx.log(`${who}: start ${r1(b.start / MB)} MB, peak ${r1(b.figures.peak / MB)} MB, by tenth ${b.figures.byTenth.map((x) => r1(x / MB)).join(' ')} MB, growth ${b.figures.growth.toFixed(2)} %`);
+          ctx.log(`${who}: start ${r1(b.start / MB)} MB, peak ${r1(b.figures.peak / MB)} MB, by tenth ${b.figures.tenthsMB} MB, growth ${b.figures.growth.toFixed(2)} %`);
           baselines.push({ key, who, ...b });
         }
       }
-      const baselineNon2xx = baselines.reduce((a, b) => a + b.run.errors + [...b.run.statuses].filter(([st]) => st < 200 || st > 299).reduce((x, [, n]) => x + n, 0), 0);
+      const baselineNon2xx = baselines.reduce((a, b) => a + b.run.errors + non2xxOf(b.run.statuses), 0);
       const baselineMetrics: Record<string, number | string> = {};
       for (const b of baselines) {
         baselineMetrics[`${b.key} start/peak/end RSS MB`] = `${r1(b.start / MB)} / ${r1(b.figures.peak / MB)} / ${r1(b.end / MB)}`;
-        baselineMetrics[`${b.key} rssByTenthMB`] = b.figures.byTenth.map((x) => r1(x / MB)).join(' ');
+        baselineMetrics[`${b.key} rssByTenthMB`] = b.figures.tenthsMB;
         baselineMetrics[`${b.key} growth first → last tenth (%)`] = Math.round(b.figures.growth * 100) / 100;
-        baselineMetrics[`${b.key} growth 2nd → last tenth (%)`] = Math.round(((b.figures.byTenth[9]! - b.figures.byTenth[1]!) / b.figures.byTenth[1]!) * 10_000) / 100;
+        baselineMetrics[`${b.key} growth 2nd → last tenth (%)`] = Math.round(b.figures.growthFrom2nd * 100) / 100;
         baselineMetrics[`peak RSS ratio olm-medic / ${b.key}`] = Math.round((peak / b.figures.peak) * 100) / 100;
         baselineMetrics[`${b.key} events/s achieved`] = Math.round(total / b.run.elapsed);
       }
@@ -452,8 +462,8 @@ export const bench: Benchmark = {
           endHeapUsedAfterFullGcMB: gc ? r1(gc.heapUsed / MB) : 'n/a',
           endRssAfterFullGcMB: gc ? r1(gc.rss / MB) : 'n/a',
           rssSamples: samples.length,
-          'rssByTenthMB (mean of each 10 % of samples)': byTenth.map((x) => r1(x / MB)).join(' '),
-          'growth 2nd → last tenth (%)': Math.round(((byTenth[9]! - byTenth[1]!) / byTenth[1]!) * 10_000) / 100,
+          'rssByTenthMB (mean of each 10 % of samples)': tenthsMB,
+          'growth 2nd → last tenth (%)': Math.round(growthFrom2nd * 100) / 100,
           non2xx,
           connectionErrors: errors,
           apiserverRequestsByMedic: reads.length,
@@ -477,7 +487,7 @@ export const bench: Benchmark = {
           `apiserver requests by ${USER} (audit log): ${Object.entries(readVerbs).map(([k, v]) => `${k.trim()}: ${v}`).join(', ') || 'none'}.`,
           ...(withBaselines
             ? [
-                `Baselines, after olm-medic was stopped, one at a time under the same stream (same events incl. the wanted ones, same pace and connections; they echo every event back, so they send more bytes than olm-medic's empty answers): ${baselines.map((b) => `${b.who} (bench/fixtures/, plain node, no flags) start ${r1(b.start / MB)} MB, peak ${r1(b.figures.peak / MB)} MB, growth ${b.figures.growth.toFixed(2)} % (by tenth ${b.figures.byTenth.map((x) => r1(x / MB)).join(' ')})`).join('; ')}. The growth of every server is mostly its warm-up landing in the first tenth.`,
+                `Baselines, after olm-medic was stopped, one at a time under the same stream (same events incl. the wanted ones, same pace and connections; they echo every event back, so they send more bytes than olm-medic's empty answers): ${baselines.map((b) => `${b.who} (bench/fixtures/, plain node, no flags) start ${r1(b.start / MB)} MB, peak ${r1(b.figures.peak / MB)} MB, growth ${b.figures.growth.toFixed(2)} % (by tenth ${b.figures.tenthsMB})`).join('; ')}. The growth of every server is mostly its warm-up landing in the first tenth.`,
               ]
             : []),
         ],

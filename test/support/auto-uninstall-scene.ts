@@ -14,11 +14,14 @@
  *   servingDeployment(owners)        Deployment ns-a/etcd-operator under KEY, serving (1 ready, 1 available),
  *                                    with these owner references (none if not given);
  *   recordedOperator(parts)          the Operator etcd.ns-a with olm-medic's record of an automatic uninstall
- *                                    (`auto`, set by its field manager 10 min before NOW), listing `parts`.
+ *                                    (`auto`, set by its field manager 10 min before NOW), listing `parts`;
+ *   componentsSelecting(key, parts)  an Operator's status.components as OLM writes it: selecting `key`,
+ *                                    listing `parts` as refs.
  */
 import { allFunctions } from '../../functions/index.js';
 import { loadConfig, type Config } from '../../shared/core/config.js';
 import type { KubeObject, OwnerReference } from '../../shared/kube/types.js';
+import { MEDIC } from '../../shared/olm/constants.js';
 import { handleOnce, recordingKube, refUpdate } from './fake-runtime.js';
 
 export const NOW = new Date('2026-06-01T12:00:00Z');
@@ -79,8 +82,15 @@ export function servingDeployment(ownerReferences?: OwnerReference[]): KubeObjec
   };
 }
 
+export function componentsSelecting(key: string, parts: KubeObject[]): Record<string, unknown> {
+  return {
+    labelSelector: { matchExpressions: [{ key, operator: 'Exists' }] },
+    refs: parts.map((p) => ({ apiVersion: p.apiVersion, kind: p.kind, ...(p.metadata.namespace ? { namespace: p.metadata.namespace } : {}), name: p.metadata.name })),
+  };
+}
+
 export function recordedOperator(parts: KubeObject[]): KubeObject {
-  const marker = 'olm-medic.io/uninstall';
+  const marker = MEDIC.uninstall;
   return {
     apiVersion: 'operators.coreos.com/v1',
     kind: 'Operator',
@@ -89,11 +99,6 @@ export function recordedOperator(parts: KubeObject[]): KubeObject {
       managedFields: [{ manager: 'olm-medic', operation: 'Update', apiVersion: 'operators.coreos.com/v1', time: iso(600), fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:annotations': { [`f:${marker}`]: {} } } } }],
     } as KubeObject['metadata'],
     spec: {},
-    status: {
-      components: {
-        labelSelector: { matchExpressions: [{ key: KEY, operator: 'Exists' }] },
-        refs: parts.map((p) => ({ apiVersion: p.apiVersion, kind: p.kind, ...(p.metadata.namespace ? { namespace: p.metadata.namespace } : {}), name: p.metadata.name })),
-      },
-    },
+    status: { components: componentsSelecting(KEY, parts) },
   };
 }

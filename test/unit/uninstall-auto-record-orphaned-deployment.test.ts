@@ -36,7 +36,7 @@ import { loadConfig } from '../../shared/core/config.js';
 import type { KubeObject } from '../../shared/kube/types.js';
 import { componentLabelKey } from '../../shared/olm/olm.js';
 import { handleOnce, recordingKube, refUpdate } from '../support/fake-runtime.js';
-import { recordedOperator, servingDeployment } from '../support/auto-uninstall-scene.js';
+import { componentsSelecting, recordedOperator, servingDeployment } from '../support/auto-uninstall-scene.js';
 
 const NOW = new Date('2026-06-01T12:00:00Z');
 const iso = (secondsAgo: number): string => new Date(NOW.getTime() - secondsAgo * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -80,12 +80,7 @@ function scene(o: { withB: boolean; marker: 'auto' | 'true' }): KubeObject[] {
       ],
     } as KubeObject['metadata'],
     spec: {},
-    status: {
-      components: {
-        labelSelector: { matchExpressions: [{ key: KEY, operator: 'Exists' }] },
-        refs: parts.map((p) => ({ apiVersion: p.apiVersion, kind: p.kind, ...(p.metadata.namespace ? { namespace: p.metadata.namespace } : {}), name: p.metadata.name })),
-      },
-    },
+    status: { components: componentsSelecting(KEY, parts) },
   };
   return [...parts, operator];
 }
