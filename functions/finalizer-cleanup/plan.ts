@@ -18,6 +18,7 @@ import type { Action, Guard, Plan, PlanContext } from '../../shared/core/types.j
 import { target } from '../../shared/core/types.js';
 import { policyRefusal } from '../../shared/core/policy.js';
 import type { KubeObject, Ref } from '../../shared/kube/types.js';
+import { isDnsLabel } from '../../shared/kube/validate.js';
 import { FINALIZER_OLM_CSV_CLEANUP, LABEL_OWNER_NAMESPACE, MEDIC, V1ALPHA1 } from '../../shared/olm/constants.js';
 import { fieldOwners, hasOtherComponentKey, isCopiedCsv, latestOf, managedWriteTime, namespaceFitsKey, seconds } from '../../shared/olm/olm.js';
 
@@ -287,7 +288,7 @@ function goesWithItsCsv(c: Component): boolean {
  * that is not being deleted long Failed — and only while autoUninstall is on (red team 39: a record
  * left behind by an uninstall that stopped short later deleted the operator's recovered CSV).
  */
-function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: string; auto?: true } | { go: false; refuse?: string; noop?: string; cancel?: string } {
+function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: string; auto?: string[]; only?: ReadonlySet<string> } | { go: false; refuse?: string; noop?: string; cancel?: string } {
   const marker = o.operator.metadata.annotations?.[MEDIC.uninstall];
   // Before 8f97ca8 olm-medic recorded an automatic uninstall as `true`: one that only olm-medic's
   // field manager ever set is its own record, not a user's request (red team 40, L1).
@@ -300,6 +301,13 @@ function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: 
   const claimants = o.claimants.map((s) => `${s.metadata.namespace}/${s.metadata.name}`);
   if (claimants.length) return recorded ? { go: false, cancel: `Subscription ${claimants.join(', ')} uses the operator again` } : { go: false, noop: 'operator is subscribed' };
   if (recorded && ctx.options.autoUninstall !== true) return { go: false, cancel: 'autoUninstall is off' };
+  // A record names the namespaces it was decided for (each held a long-Failed CSV under the key, and
+  // held every part under it: C1). One without them is from an olm-medic that did not check that
+  // (`true`, or `auto` before 637df7b): under colliding keys it would delete another install's parts,
+  // and its own first stage has deleted the evidence to check it now (red team 42's left-over case).
+  // Taken back; where the CSVs are still there, the next look decides afresh.
+  const decided = recorded ? recordedNamespaces(o.operator) : undefined;
+  if (recorded && !decided) return { go: false, cancel: `the record does not name the namespaces it was decided for (${MEDIC.uninstallNamespaces}; an olm-medic from before that check wrote it). Annotate Operator ${o.operator.metadata.name} with ${MEDIC.uninstall}=true to remove its leftovers` };
   const now = ctx.now.getTime() / 1000;
   const grace = Number(ctx.options.failedCsvGraceSeconds ?? defaults.failedCsvGraceSeconds);
   // Only a CSV in a namespace the key can name is evidence about THIS operator.
@@ -326,7 +334,7 @@ function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: 
     const standing = underKey.some((c) => !c.metadata.deletionTimestamp);
     const running = runningDeployments(o, standing ? undefined : goesWithItsCsv);
     if (running) return { go: false, cancel: `Deployment ${running} is available (the operator runs)${standing ? '' : ' and no CSV being deleted owns it'}` };
-    return { go: true, why: `automatic uninstall recorded (${MEDIC.uninstall}=${marker}); no Subscription uses ${o.labelKey} and no CSV under it is healthy` };
+    return { go: true, why: `automatic uninstall recorded (${MEDIC.uninstall}=${marker}, in ${[...decided!].join(', ')}); no Subscription uses ${o.labelKey} and no CSV under it is healthy`, only: decided };
   }
   if (!failedLong.length) return { go: false, noop: 'no Subscription, but no long-failed CSV either' };
   // Keys of two installs can collide (one Operator object for both): a failed install says nothing
@@ -356,9 +364,17 @@ function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: 
       return r ? [`CSV ${c.metadata.namespace}/${c.metadata.name} (${r.reason})`] : [];
     });
     if (kept.length) return { go: false, refuse: `${why}, but policy keeps ${kept.join(', ')}: no automatic uninstall` };
-    return { go: true, why: `${why} (autoUninstall)`, auto: true };
+    return { go: true, why: `${why} (autoUninstall)`, auto: [...failedNs].filter((n): n is string => n !== undefined).sort() };
   }
   return { go: false, refuse: `${why}. Annotate Operator ${o.operator.metadata.name} with ${MEDIC.uninstall}=true to remove its leftovers` };
+}
+
+/** The namespaces a record names (MEDIC.uninstallNamespaces), or undefined when it names none or one that is not a namespace's name. */
+function recordedNamespaces(op: KubeObject): ReadonlySet<string> | undefined {
+  const v = op.metadata.annotations?.[MEDIC.uninstallNamespaces];
+  if (typeof v !== 'string' || !v) return undefined;
+  const nss = v.split(',');
+  return nss.every(isDnsLabel) ? new Set(nss) : undefined;
 }
 
 const where = (c: Component): string => `${c.ref.kind} ${c.ref.namespace ? `${c.ref.namespace}/` : ''}${c.ref.name}`;
@@ -381,7 +397,7 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
         actions: [{
           verb: 'patch',
           target: { ...target(op), resourceVersion: op.metadata.resourceVersion! },
-          patch: { metadata: { annotations: { [MEDIC.uninstall]: null } } },
+          patch: { metadata: { annotations: { [MEDIC.uninstall]: null, [MEDIC.uninstallNamespaces]: null } } },
           reason: 'AutoUninstallCancelled',
           note: `Removed ${MEDIC.uninstall}, olm-medic's record of an automatic uninstall: ${gate.cancel}. Nothing more is removed.`,
         }],
@@ -408,9 +424,9 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
       actions: [{
         verb: 'patch',
         target: { ...target(op), resourceVersion: op.metadata.resourceVersion! },
-        patch: { metadata: { annotations: { [MEDIC.uninstall]: 'auto' } } },
+        patch: { metadata: { annotations: { [MEDIC.uninstall]: 'auto', [MEDIC.uninstallNamespaces]: gate.auto.join(',') } } },
         reason: 'AutoUninstallStarted',
-        note: `Annotated ${MEDIC.uninstall}=auto: ${gate.why}. olm-medic now removes the operator's leftovers (and stops if a Subscription or a healthy CSV appears).`,
+        note: `Annotated ${MEDIC.uninstall}=auto (${MEDIC.uninstallNamespaces}=${gate.auto.join(',')}): ${gate.why}. olm-medic now removes the operator's leftovers (and stops if a Subscription or a healthy CSV appears).`,
       }],
     };
   }
@@ -419,7 +435,8 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   // And only namespaces the key can name (`<pkg>.<ns>`, maybe truncated): an object elsewhere that
   // carries the label is not this operator's to touch.
   const subscribed = new Set(o.claimants.map((s) => s.metadata.namespace!));
-  const uninstalled = (ns: string | undefined): boolean => ns !== undefined && namespaceFitsKey(key, ns) && !subscribed.has(ns);
+  // A recorded automatic uninstall: only the namespaces it was decided for.
+  const uninstalled = (ns: string | undefined): boolean => ns !== undefined && namespaceFitsKey(key, ns) && !subscribed.has(ns) && (!gate.only || gate.only.has(ns));
   const ours = (c: Component): boolean => {
     // Where the object lives, as the apiserver says (a ref's namespace is only a claim).
     const ns = c.live ? c.live.metadata.namespace : c.ref.namespace;

@@ -36,6 +36,12 @@ export const MEDIC = {
    * olm-medic's record of an automatic uninstall (autoUninstall), carried on only while its evidence holds.
    */
   uninstall: 'olm-medic.io/uninstall',
+  /**
+   * Beside `auto`: the namespaces (comma-separated, sorted) the automatic uninstall was decided for —
+   * each held a long-Failed CSV under the key. A recorded uninstall removes parts there only; a record
+   * without it predates the check of every part's namespace and is taken back.
+   */
+  uninstallNamespaces: 'olm-medic.io/uninstall-namespaces',
   /** The runtime's field manager: its writes are on record under it in managedFields. */
   fieldManager: 'olm-medic',
 } as const;

@@ -13,8 +13,9 @@
  *                                    update of the Operator handled at NOW;
  *   servingDeployment(owners)        Deployment ns-a/etcd-operator under KEY, serving (1 ready, 1 available),
  *                                    with these owner references (none if not given);
- *   recordedOperator(parts)          the Operator etcd.ns-a with olm-medic's record of an automatic uninstall
- *                                    (`auto`, set by its field manager 10 min before NOW), listing `parts`;
+ *   recordedOperator(parts, nss)     the Operator etcd.ns-a with olm-medic's record of an automatic uninstall
+ *                                    (`auto` decided for namespaces nss, default ns-a, set by its field
+ *                                    manager 10 min before NOW), listing `parts`;
  *   componentsSelecting(key, parts)  an Operator's status.components as OLM writes it: selecting `key`,
  *                                    listing `parts` as refs.
  */
@@ -89,14 +90,14 @@ export function componentsSelecting(key: string, parts: KubeObject[]): Record<st
   };
 }
 
-export function recordedOperator(parts: KubeObject[]): KubeObject {
+export function recordedOperator(parts: KubeObject[], namespaces = 'ns-a'): KubeObject {
   const marker = MEDIC.uninstall;
   return {
     apiVersion: 'operators.coreos.com/v1',
     kind: 'Operator',
     metadata: {
-      name: 'etcd.ns-a', uid: 'op-1', resourceVersion: '11', creationTimestamp: iso(86400), annotations: { [marker]: 'auto' },
-      managedFields: [{ manager: 'olm-medic', operation: 'Update', apiVersion: 'operators.coreos.com/v1', time: iso(600), fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:annotations': { [`f:${marker}`]: {} } } } }],
+      name: 'etcd.ns-a', uid: 'op-1', resourceVersion: '11', creationTimestamp: iso(86400), annotations: { [marker]: 'auto', [MEDIC.uninstallNamespaces]: namespaces },
+      managedFields: [{ manager: 'olm-medic', operation: 'Update', apiVersion: 'operators.coreos.com/v1', time: iso(600), fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:annotations': { [`f:${marker}`]: {}, [`f:${MEDIC.uninstallNamespaces}`]: {} } } } }],
     } as KubeObject['metadata'],
     spec: {},
     status: { components: componentsSelecting(KEY, parts) },

@@ -48,7 +48,7 @@ const KEY = componentLabelKey(PKG, NS_A);
 const CSV = `${PKG}.v1.2.0`;
 const OP_NAME = KEY.slice('operators.coreos.com/'.length);
 
-function scene(o: { withB: boolean; marker: 'auto' | 'true' }): KubeObject[] {
+function scene(o: { withB: boolean; marker: 'auto' | 'true'; namespaces?: string }): KubeObject[] {
   // A's leftover: a ClusterRole labelled as owned by A's CSV, which the old olm-medic already deleted.
   const crA: KubeObject = {
     apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -72,7 +72,7 @@ function scene(o: { withB: boolean; marker: 'auto' | 'true' }): KubeObject[] {
     kind: 'Operator',
     metadata: {
       name: OP_NAME, uid: 'op-1', resourceVersion: '60', creationTimestamp: iso(86400 * 60),
-      annotations: { [MARKER]: o.marker },
+      annotations: { [MARKER]: o.marker, ...(o.namespaces ? { 'olm-medic.io/uninstall-namespaces': o.namespaces } : {}) },
       // What the old AutoUninstallStarted merge patch (fieldManager olm-medic) left on record.
       managedFields: [
         { manager: 'olm', operation: 'Update', apiVersion: 'operators.coreos.com/v1', subresource: 'status', time: iso(300), fieldsType: 'FieldsV1', fieldsV1: { 'f:status': { 'f:components': {} } } },
@@ -113,8 +113,8 @@ describe('red team 42 O1: an old automatic record does not delete a serving Depl
     expect(writes.filter((w) => w.includes(` ${NS_B}/`)), "B's serving Deployment deleted on A's legacy record").toEqual([]);
   });
 
-  it('twin: without B, the recorded uninstall removes A\'s leftover', async () => {
-    const writes = await update(scene({ withB: false, marker: 'auto' }));
+  it('twin: without B, a record naming A\'s namespace (the current olm-medic\'s) removes A\'s leftover', async () => {
+    const writes = await update(scene({ withB: false, marker: 'auto', namespaces: NS_A }));
     expect(writes).toContain('delete ClusterRole /telemetry-controller-a-abc12');
   });
 
