@@ -28,15 +28,21 @@ log() { echo "[olm-bed] $*" >&2; }
 done_line() { echo "$1 $2"; }
 
 prepare_src() { # version -> writable copy of OLM's module directory at $root/src/olm-<version>
-  local v=$1 src="$root/src/olm-$1" dir
+  # Shared by every build of this version: made (and patched) once, under a lock, so a concurrent run
+  # never sees it half-copied nor has a file it compiles rewritten under it.
+  local v=$1 src="$root/src/olm-$1" dir fd
+  mkdir -p "$root/src"
+  exec {fd}>"$root/src/.olm-$v.lock"
+  flock "$fd"
   if [ ! -f "$src/.ready" ]; then
     dir=$(GOFLAGS=-mod=mod go mod download -json "$OLM_MODULE@$v" | sed -nE 's/^[[:space:]]*"Dir": "(.*)",?$/\1/p')
     [ -n "$dir" ] && [ -d "$dir" ] || { log "cannot download $OLM_MODULE@$v"; exit 1; }
-    rm -rf "$src"; mkdir -p "$(dirname "$src")"
+    rm -rf "$src"
     cp -r "$dir" "$src"; chmod -R u+w "$src"; rm -rf "$src/vendor"
     touch "$src/.ready"
   fi
-  loopback_metrics "$src"
+  grep -q 'olmMedicLoopback("8080")' "$src/pkg/lib/server/server.go" 2>/dev/null && [ -f "$src/pkg/lib/server/olm_medic_loopback.go" ] || loopback_metrics "$src"
+  exec {fd}>&-
 }
 
 # The one change made to OLM's source: its metrics server listens on ":8080" / ":8443" (every
