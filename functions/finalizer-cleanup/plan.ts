@@ -18,8 +18,8 @@ import type { Action, Guard, Plan, PlanContext } from '../../shared/core/types.j
 import { target } from '../../shared/core/types.js';
 import { policyRefusal } from '../../shared/core/policy.js';
 import type { KubeObject, Ref } from '../../shared/kube/types.js';
-import { isDnsLabel } from '../../shared/kube/validate.js';
-import { FINALIZER_OLM_CSV_CLEANUP, LABEL_OWNER_NAMESPACE, MEDIC, V1ALPHA1 } from '../../shared/olm/constants.js';
+import { isDnsLabel, isDnsSubdomain } from '../../shared/kube/validate.js';
+import { FINALIZER_OLM_CSV_CLEANUP, LABEL_OWNER, LABEL_OWNER_KIND, LABEL_OWNER_NAMESPACE, MEDIC, V1ALPHA1 } from '../../shared/olm/constants.js';
 import { fieldOwners, hasOtherComponentKey, isCopiedCsv, latestOf, managedWriteTime, namespaceFitsKey, seconds } from '../../shared/olm/olm.js';
 
 export interface CsvObserved {
@@ -288,7 +288,7 @@ function goesWithItsCsv(c: Component): boolean {
  * that is not being deleted long Failed — and only while autoUninstall is on (red team 39: a record
  * left behind by an uninstall that stopped short later deleted the operator's recovered CSV).
  */
-function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: string; auto?: string[]; only?: ReadonlySet<string> } | { go: false; refuse?: string; noop?: string; cancel?: string } {
+function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: string; auto?: string[]; only?: UninstallRecord } | { go: false; refuse?: string; noop?: string; cancel?: string } {
   const marker = o.operator.metadata.annotations?.[MEDIC.uninstall];
   // Before 8f97ca8 olm-medic recorded an automatic uninstall as `true`: one that only olm-medic's
   // field manager ever set is its own record, not a user's request (red team 40, L1).
@@ -301,13 +301,13 @@ function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: 
   const claimants = o.claimants.map((s) => `${s.metadata.namespace}/${s.metadata.name}`);
   if (claimants.length) return recorded ? { go: false, cancel: `Subscription ${claimants.join(', ')} uses the operator again` } : { go: false, noop: 'operator is subscribed' };
   if (recorded && ctx.options.autoUninstall !== true) return { go: false, cancel: 'autoUninstall is off' };
-  // A record names the namespaces it was decided for (each held a long-Failed CSV under the key, and
-  // held every part under it: C1). One without them is from an olm-medic that did not check that
-  // (`true`, or `auto` before 637df7b): under colliding keys it would delete another install's parts,
-  // and its own first stage has deleted the evidence to check it now (red team 42's left-over case).
-  // Taken back; where the CSVs are still there, the next look decides afresh.
-  const decided = recorded ? recordedNamespaces(o.operator) : undefined;
-  if (recorded && !decided) return { go: false, cancel: `the record does not name the namespaces it was decided for (${MEDIC.uninstallNamespaces}; an olm-medic from before that check wrote it). Annotate Operator ${o.operator.metadata.name} with ${MEDIC.uninstall}=true to remove its leftovers` };
+  // A record names the CSVs it was decided on (long Failed, and every part under the key in their
+  // namespaces, owned by none but them: C1). One without them is from an olm-medic that did not check
+  // that (`true`, or `auto` before 637df7b): under colliding keys it would delete another install's
+  // parts, and its own first stage has deleted the evidence to check it now. Taken back; where the
+  // CSVs are still there, the next look decides afresh.
+  const decided = recorded ? recordOf(o.operator) : undefined;
+  if (recorded && !decided) return { go: false, cancel: `the record does not name the CSVs it was decided on (${MEDIC.uninstallCsvs}; an olm-medic from before that check wrote it). Annotate Operator ${o.operator.metadata.name} with ${MEDIC.uninstall}=true to remove its leftovers` };
   const now = ctx.now.getTime() / 1000;
   const grace = Number(ctx.options.failedCsvGraceSeconds ?? defaults.failedCsvGraceSeconds);
   // Only a CSV in a namespace the key can name is evidence about THIS operator.
@@ -334,7 +334,7 @@ function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: 
     const standing = underKey.some((c) => !c.metadata.deletionTimestamp);
     const running = runningDeployments(o, standing ? undefined : goesWithItsCsv);
     if (running) return { go: false, cancel: `Deployment ${running} is available (the operator runs)${standing ? '' : ' and no CSV being deleted owns it'}` };
-    return { go: true, why: `automatic uninstall recorded (${MEDIC.uninstall}=${marker}, in ${[...decided!].join(', ')}); no Subscription uses ${o.labelKey} and no CSV under it is healthy`, only: decided };
+    return { go: true, why: `automatic uninstall recorded (${MEDIC.uninstall}=${marker}, CSV ${[...decided!.csvs].join(', ')}); no Subscription uses ${o.labelKey} and no CSV under it is healthy`, only: decided };
   }
   if (!failedLong.length) return { go: false, noop: 'no Subscription, but no long-failed CSV either' };
   // Keys of two installs can collide (one Operator object for both): a failed install says nothing
@@ -347,11 +347,22 @@ function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: 
     // adds no CSV to the evidence, but its parts are under the key. Every namespace holding a part
     // must hold a long-Failed CSV (red team 40, C1: another install's running Deployment deleted).
     const failedNs = new Set(failedLong.map((c) => c.metadata.namespace));
+    // A part a live CSV uses (OLM's RBAC copy in a target namespace the truncated key also names,
+    // owned by the copied CSV there: red team 45, S2) is kept whatever happens: no evidence either way.
     const otherNs = [...new Set(o.components.flatMap((c) => {
-      const ns = c.live ? (c.live.metadata.namespace ?? c.live.metadata.labels?.[LABEL_OWNER_NAMESPACE]) : undefined;
-      return ns && namespaceFitsKey(o.labelKey ?? '', ns) && !failedNs.has(ns) ? [ns] : [];
+      const ns = placedIn(c);
+      return ns && namespaceFitsKey(o.labelKey ?? '', ns) && !failedNs.has(ns) && !c.usedBy?.length && c.ownerCsvLive !== true ? [ns] : [];
     }))];
     if (otherNs.length) return { go: false, refuse: `${why}, but the parts of it in ${otherNs.join(', ')} have no long-Failed CSV: no automatic uninstall. Annotate Operator ${o.operator.metadata.name} with ${MEDIC.uninstall}=true to remove its leftovers` };
+    // ... and two installs under one key can share a namespace (red team 44, H3): a part OLM marked
+    // as another CSV's (owner reference, olm.owner labels) that is no live CSV under the key is
+    // another install's, or one this evidence says nothing about. One a live CSV outside the key uses
+    // is kept by the uninstall anyway (usedBy, ownerCsvLive).
+    const known = new Set([...failedLong, ...o.csvs].map((c) => `${c.metadata.namespace}/${c.metadata.name}`));
+    // Only where the uninstall could act (a namespace the key names): OLM's copies in target
+    // namespaces name the copied CSVs there.
+    const strangers = o.components.filter((c) => namespaceFitsKey(o.labelKey ?? '', placedIn(c) ?? '') && !c.usedBy?.length && c.ownerCsvLive !== true && ownerCsvs(c).some((n) => !known.has(n)));
+    if (strangers.length) return { go: false, refuse: `${why}, but ${strangers.map((c) => `${where(c)} (of CSV ${ownerCsvs(c).filter((n) => !known.has(n)).join(', ')})`).join(', ')} ${strangers.length > 1 ? 'are' : 'is'} under the key too: no automatic uninstall. Annotate Operator ${o.operator.metadata.name} with ${MEDIC.uninstall}=true to remove its leftovers` };
     // A Failed phase is OLM's word, and OLM moves it back only while it runs: an operator with a
     // Deployment serving is running, whatever its CSV still says (olm-operator down, or a CSV OLM
     // cannot parse any more). Not removed automatically (red team 40's suspicion).
@@ -364,17 +375,38 @@ function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: 
       return r ? [`CSV ${c.metadata.namespace}/${c.metadata.name} (${r.reason})`] : [];
     });
     if (kept.length) return { go: false, refuse: `${why}, but policy keeps ${kept.join(', ')}: no automatic uninstall` };
-    return { go: true, why: `${why} (autoUninstall)`, auto: [...failedNs].filter((n): n is string => n !== undefined).sort() };
+    return { go: true, why: `${why} (autoUninstall)`, auto: [...new Set(failedLong.map((c) => `${c.metadata.namespace}/${c.metadata.name}`))].sort() };
   }
   return { go: false, refuse: `${why}. Annotate Operator ${o.operator.metadata.name} with ${MEDIC.uninstall}=true to remove its leftovers` };
 }
 
-/** The namespaces a record names (MEDIC.uninstallNamespaces), or undefined when it names none or one that is not a namespace's name. */
-function recordedNamespaces(op: KubeObject): ReadonlySet<string> | undefined {
-  const v = op.metadata.annotations?.[MEDIC.uninstallNamespaces];
+/** What a recorded automatic uninstall was decided on: its CSVs (`<namespace>/<name>`) and their namespaces. */
+interface UninstallRecord { csvs: ReadonlySet<string>; namespaces: ReadonlySet<string> }
+
+/** The record's CSVs (MEDIC.uninstallCsvs), or undefined when it names none or one that is not `<namespace>/<name>`. */
+function recordOf(op: KubeObject): UninstallRecord | undefined {
+  const v = op.metadata.annotations?.[MEDIC.uninstallCsvs];
   if (typeof v !== 'string' || !v) return undefined;
-  const nss = v.split(',');
-  return nss.every(isDnsLabel) ? new Set(nss) : undefined;
+  const csvs = v.split(',').map((e) => e.split('/'));
+  if (!csvs.every((e) => e.length === 2 && isDnsLabel(e[0]) && isDnsSubdomain(e[1]))) return undefined;
+  return { csvs: new Set(csvs.map((e) => e.join('/'))), namespaces: new Set(csvs.map((e) => e[0]!)) };
+}
+
+/** The namespace a part belongs to: its own, a Namespace object's name, a cluster-scoped object's olm.owner.namespace, or (not read) its ref's. */
+function placedIn(c: Component): string | undefined {
+  if (!c.live) return c.ref.namespace;
+  if (c.live.metadata.namespace) return c.live.metadata.namespace;
+  return c.ref.kind === 'Namespace' ? c.live.metadata.name : c.live.metadata.labels?.[LABEL_OWNER_NAMESPACE];
+}
+
+/** The CSVs (`<namespace>/<name>`) OLM marked a part as owned by: its CSV owner references, its olm.owner labels. */
+function ownerCsvs(c: Component): string[] {
+  const m = c.live?.metadata;
+  if (!m) return [];
+  const refs = m.namespace ? (m.ownerReferences ?? []).filter((r) => r.kind === 'ClusterServiceVersion').map((r) => `${m.namespace}/${r.name}`) : [];
+  const l = m.labels ?? {};
+  const labelled = l[LABEL_OWNER_KIND] === 'ClusterServiceVersion' && l[LABEL_OWNER] && l[LABEL_OWNER_NAMESPACE] ? [`${l[LABEL_OWNER_NAMESPACE]}/${l[LABEL_OWNER]}`] : [];
+  return [...new Set([...refs, ...labelled])];
 }
 
 const where = (c: Component): string => `${c.ref.kind} ${c.ref.namespace ? `${c.ref.namespace}/` : ''}${c.ref.name}`;
@@ -397,7 +429,7 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
         actions: [{
           verb: 'patch',
           target: { ...target(op), resourceVersion: op.metadata.resourceVersion! },
-          patch: { metadata: { annotations: { [MEDIC.uninstall]: null, [MEDIC.uninstallNamespaces]: null } } },
+          patch: { metadata: { annotations: { [MEDIC.uninstall]: null, [MEDIC.uninstallCsvs]: null } } },
           reason: 'AutoUninstallCancelled',
           note: `Removed ${MEDIC.uninstall}, olm-medic's record of an automatic uninstall: ${gate.cancel}. Nothing more is removed.`,
         }],
@@ -424,9 +456,9 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
       actions: [{
         verb: 'patch',
         target: { ...target(op), resourceVersion: op.metadata.resourceVersion! },
-        patch: { metadata: { annotations: { [MEDIC.uninstall]: 'auto', [MEDIC.uninstallNamespaces]: gate.auto.join(',') } } },
+        patch: { metadata: { annotations: { [MEDIC.uninstall]: 'auto', [MEDIC.uninstallCsvs]: gate.auto.join(',') } } },
         reason: 'AutoUninstallStarted',
-        note: `Annotated ${MEDIC.uninstall}=auto (${MEDIC.uninstallNamespaces}=${gate.auto.join(',')}): ${gate.why}. olm-medic now removes the operator's leftovers (and stops if a Subscription or a healthy CSV appears).`,
+        note: `Annotated ${MEDIC.uninstall}=auto (${MEDIC.uninstallCsvs}=${gate.auto.join(',')}): ${gate.why}. olm-medic now removes the operator's leftovers (and stops if a Subscription or a healthy CSV appears).`,
       }],
     };
   }
@@ -435,15 +467,40 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   // And only namespaces the key can name (`<pkg>.<ns>`, maybe truncated): an object elsewhere that
   // carries the label is not this operator's to touch.
   const subscribed = new Set(o.claimants.map((s) => s.metadata.namespace!));
-  // A recorded automatic uninstall: only the namespaces it was decided for.
-  const uninstalled = (ns: string | undefined): boolean => ns !== undefined && namespaceFitsKey(key, ns) && !subscribed.has(ns) && (!gate.only || gate.only.has(ns));
+  // A recorded automatic uninstall: only the namespaces of the CSVs it was decided on, and only
+  // parts no other CSV is named owner of (red team 44: keys of two installs collide, in one namespace too).
+  const only = gate.only;
+  const uninstalled = (ns: string | undefined): boolean => ns !== undefined && namespaceFitsKey(key, ns) && !subscribed.has(ns) && (!only || only.namespaces.has(ns));
+  // An owner mark is the record's CSV, or a live CSV that uses the part (then it only loses the key:
+  // red team 45, S1, a ServiceAccount OLM merged owners on). A CSV itself must be one of the record's.
+  const liveUser = (c: Component, n: string): boolean => (c.usedBy ?? []).some((u) => u === `CSV ${n}` || u.startsWith(`CSV ${n} `));
+  const marksOk = (c: Component): boolean => ownerCsvs(c).every((n) => only!.csvs.has(n) || liveUser(c, n));
+  // A namespace holding a part marked as another (gone) CSV's holds another install: its unmarked
+  // parts cannot be told apart there, and stay.
+  const contested = new Set(only ? o.components.filter((c) => !marksOk(c)).flatMap((c) => placedIn(c) ?? []) : []);
+  const decidedOn = (c: Component): boolean => {
+    if (!only) return true;
+    if (c.ref.kind === 'ClusterServiceVersion') return c.live !== undefined && only.csvs.has(`${c.live.metadata.namespace}/${c.live.metadata.name}`);
+    if (!marksOk(c)) return false;
+    const ns = placedIn(c);
+    return ownerCsvs(c).length > 0 || ns === undefined || !contested.has(ns);
+  };
+  // Under a record, what carries the key outside it keeps the Operator object (OLM would recreate it).
+  const outside = only ? o.components.filter((c) => {
+    const ns = placedIn(c);
+    return (c.unreadable !== undefined || c.live?.metadata.labels?.[key] !== undefined) && ns !== undefined && !subscribed.has(ns) && (!only.namespaces.has(ns) || !decidedOn(c));
+  }) : [];
   const ours = (c: Component): boolean => {
+    if (!decidedOn(c)) return false;
     // Where the object lives, as the apiserver says (a ref's namespace is only a claim).
     const ns = c.live ? c.live.metadata.namespace : c.ref.namespace;
     if (ns) return uninstalled(ns);
     const ownerNs = c.live?.metadata.labels?.[LABEL_OWNER_NAMESPACE];
-    // cluster-scoped: attributed by its olm.owner.namespace label; without one, only the kinds kept anyway
-    if (ownerNs === undefined) return subscribed.size === 0 && !DELETABLE.has(c.ref.kind);
+    // cluster-scoped: attributed by its olm.owner.namespace label; without one, only the kinds kept
+    // anyway — and under a record only once nothing outside it is left (the Operator object stays
+    // while that carries the key: no label need come off for it yet). A Namespace object is outside
+    // unless it is one of the record's (red team 44, H2: another install's was unlabelled).
+    if (ownerNs === undefined) return subscribed.size === 0 && !DELETABLE.has(c.ref.kind) && !outside.length;
     // Attributed by olm.owner.namespace only when its owner is PROVEN gone (observe could look it up).
     return uninstalled(ownerNs) && c.ownerCsvLive === false;
   };
@@ -531,7 +588,9 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
     // The rest (other namespaces' parts, the Operator object) is for an unscoped look.
     return { kind: 'noop', reason: `the part of ${op.metadata.name} in ${o.scope} is uninstalled; left to a look at all of it: ${elsewhere.length ? elsewhere.map(where).join(', ') : `the parts ${[...subscribed].join(', ')} still use`}` };
   }
-  const foreign = o.components.filter((c) => !mine(c) && c.live?.metadata.labels?.[key] !== undefined && !(c.ref.namespace && subscribed.has(c.ref.namespace)));
+  // A part not read (a Secret, a kind olm-medic does not handle) still carries the key (OLM lists
+  // only labelled objects): it keeps the Operator object too (red team 44, H1).
+  const foreign = o.components.filter((c) => !mine(c) && (c.unreadable !== undefined || c.live?.metadata.labels?.[key] !== undefined) && !(c.ref.namespace && subscribed.has(c.ref.namespace)));
   const keptHere = [...stuck.map(where), ...reported.map((c) => `${where(c)} (${c.unreadable})`), ...foreign.map((c) => `${where(c)} (not attributable to this install)`)];
   if (subscribed.size) {
     const claim = o.claimants.map((s) => `${s.metadata.namespace}/${s.metadata.name}`).join(', ');

@@ -37,11 +37,11 @@ export const MEDIC = {
    */
   uninstall: 'olm-medic.io/uninstall',
   /**
-   * Beside `auto`: the namespaces (comma-separated, sorted) the automatic uninstall was decided for —
-   * each held a long-Failed CSV under the key. A recorded uninstall removes parts there only; a record
-   * without it predates the check of every part's namespace and is taken back.
+   * Beside `auto`: the long-Failed CSVs the automatic uninstall was decided on (`<namespace>/<name>`,
+   * comma-separated, sorted). A recorded uninstall removes only parts in their namespaces that no other
+   * CSV is named owner of; a record without it predates those checks and is taken back.
    */
-  uninstallNamespaces: 'olm-medic.io/uninstall-namespaces',
+  uninstallCsvs: 'olm-medic.io/uninstall-csvs',
   /** The runtime's field manager: its writes are on record under it in managedFields. */
   fieldManager: 'olm-medic',
 } as const;

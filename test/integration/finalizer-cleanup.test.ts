@@ -697,7 +697,7 @@ describe('finalizer-cleanup B: uninstall leftovers', () => {
     const l = await leftovers(ns, { since: new Date() });
     const rt = runtime({ OLM_MEDIC_FINALIZER_CLEANUP_AUTO_UNINSTALL: 'true', OLM_MEDIC_FINALIZER_CLEANUP_FAILED_CSV_GRACE_SECONDS: '600' }, twoHoursLater);
     // olm-medic's record of an automatic uninstall, made while the operator's pods were down.
-    await c.admin.mergePatch(refOf(l.operator), { metadata: { annotations: { 'olm-medic.io/uninstall': 'auto', 'olm-medic.io/uninstall-namespaces': ns } } }, { dryRun: false });
+    await c.admin.mergePatch(refOf(l.operator), { metadata: { annotations: { 'olm-medic.io/uninstall': 'auto', 'olm-medic.io/uninstall-csvs': `${ns}/${l.csv.metadata.name}` } } }, { dryRun: false });
     const recorded = (await live(l.operator))!;
     // The admin takes the operator off OLM the Kubernetes way: the CSV goes, what it owns stays.
     expect(await c.admin.delete(refOf(l.csv), { uid: l.csv.metadata.uid!, propagationPolicy: 'Orphan', dryRun: false })).not.toBe('gone');

@@ -13,9 +13,10 @@
  *                                    update of the Operator handled at NOW;
  *   servingDeployment(owners)        Deployment ns-a/etcd-operator under KEY, serving (1 ready, 1 available),
  *                                    with these owner references (none if not given);
- *   recordedOperator(parts, nss)     the Operator etcd.ns-a with olm-medic's record of an automatic uninstall
- *                                    (`auto` decided for namespaces nss, default ns-a, set by its field
+ *   recordedOperator(parts, csvs)    the Operator etcd.ns-a with olm-medic's record of an automatic uninstall
+ *                                    (`auto` decided on csvs, default ns-a/etcdoperator.v0.9.4, set by its field
  *                                    manager 10 min before NOW), listing `parts`;
+ *   COLLIDING                        two installs (NS_A, NS_B) of one package whose keys collide (KEY);
  *   componentsSelecting(key, parts)  an Operator's status.components as OLM writes it: selecting `key`,
  *                                    listing `parts` as refs.
  */
@@ -23,11 +24,19 @@ import { allFunctions } from '../../functions/index.js';
 import { loadConfig, type Config } from '../../shared/core/config.js';
 import type { KubeObject, OwnerReference } from '../../shared/kube/types.js';
 import { MEDIC } from '../../shared/olm/constants.js';
+import { componentLabelKey } from '../../shared/olm/olm.js';
 import { handleOnce, recordingKube, refUpdate } from './fake-runtime.js';
 
 export const NOW = new Date('2026-06-01T12:00:00Z');
 export const iso = (secondsAgo: number): string => new Date(NOW.getTime() - secondsAgo * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 export const KEY = 'operators.coreos.com/etcd.ns-a';
+
+/** Two installs of one long-named package whose keys collide: `<PKG>.<NS_A>` and `<PKG>.<NS_B>` truncate to KEY; CSV is the package's, OP_NAME the Operator object's name. */
+export const COLLIDING = (() => {
+  const PKG = 'cluster-observability-and-telemetry-operator';
+  const KEY = componentLabelKey(PKG, 'platform-monitoring-eu');
+  return { PKG, NS_A: 'platform-monitoring-eu', NS_B: 'platform-monitoring-us', KEY, CSV: `${PKG}.v1.2.0`, OP_NAME: KEY.slice('operators.coreos.com/'.length) };
+})();
 
 export function failedCsvScene(o: { createdAgo: number; failedAgo: number; managedFields?: unknown[]; updatedAgo?: number; reason?: string }): KubeObject[] {
   const csv: KubeObject = {
@@ -90,14 +99,14 @@ export function componentsSelecting(key: string, parts: KubeObject[]): Record<st
   };
 }
 
-export function recordedOperator(parts: KubeObject[], namespaces = 'ns-a'): KubeObject {
+export function recordedOperator(parts: KubeObject[], csvs = 'ns-a/etcdoperator.v0.9.4'): KubeObject {
   const marker = MEDIC.uninstall;
   return {
     apiVersion: 'operators.coreos.com/v1',
     kind: 'Operator',
     metadata: {
-      name: 'etcd.ns-a', uid: 'op-1', resourceVersion: '11', creationTimestamp: iso(86400), annotations: { [marker]: 'auto', [MEDIC.uninstallNamespaces]: namespaces },
-      managedFields: [{ manager: 'olm-medic', operation: 'Update', apiVersion: 'operators.coreos.com/v1', time: iso(600), fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:annotations': { [`f:${marker}`]: {}, [`f:${MEDIC.uninstallNamespaces}`]: {} } } } }],
+      name: 'etcd.ns-a', uid: 'op-1', resourceVersion: '11', creationTimestamp: iso(86400), annotations: { [marker]: 'auto', [MEDIC.uninstallCsvs]: csvs },
+      managedFields: [{ manager: 'olm-medic', operation: 'Update', apiVersion: 'operators.coreos.com/v1', time: iso(600), fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:annotations': { [`f:${marker}`]: {}, [`f:${MEDIC.uninstallCsvs}`]: {} } } } }],
     } as KubeObject['metadata'],
     spec: {},
     status: { components: componentsSelecting(KEY, parts) },

@@ -36,19 +36,12 @@ import { loadConfig } from '../../shared/core/config.js';
 import type { KubeObject } from '../../shared/kube/types.js';
 import { componentLabelKey } from '../../shared/olm/olm.js';
 import { handleOnce, recordingKube, refUpdate } from '../support/fake-runtime.js';
-import { componentsSelecting, recordedOperator, servingDeployment } from '../support/auto-uninstall-scene.js';
+import { COLLIDING, componentsSelecting, iso, NOW, recordedOperator, servingDeployment } from '../support/auto-uninstall-scene.js';
 
-const NOW = new Date('2026-06-01T12:00:00Z');
-const iso = (secondsAgo: number): string => new Date(NOW.getTime() - secondsAgo * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 const MARKER = 'olm-medic.io/uninstall';
-const PKG = 'cluster-observability-and-telemetry-operator';
-const NS_A = 'platform-monitoring-eu';
-const NS_B = 'platform-monitoring-us';
-const KEY = componentLabelKey(PKG, NS_A);
-const CSV = `${PKG}.v1.2.0`;
-const OP_NAME = KEY.slice('operators.coreos.com/'.length);
+const { PKG, NS_A, NS_B, KEY, CSV, OP_NAME } = COLLIDING;
 
-function scene(o: { withB: boolean; marker: 'auto' | 'true'; namespaces?: string }): KubeObject[] {
+function scene(o: { withB: boolean; marker: 'auto' | 'true'; csvs?: string }): KubeObject[] {
   // A's leftover: a ClusterRole labelled as owned by A's CSV, which the old olm-medic already deleted.
   const crA: KubeObject = {
     apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -72,7 +65,7 @@ function scene(o: { withB: boolean; marker: 'auto' | 'true'; namespaces?: string
     kind: 'Operator',
     metadata: {
       name: OP_NAME, uid: 'op-1', resourceVersion: '60', creationTimestamp: iso(86400 * 60),
-      annotations: { [MARKER]: o.marker, ...(o.namespaces ? { 'olm-medic.io/uninstall-namespaces': o.namespaces } : {}) },
+      annotations: { [MARKER]: o.marker, ...(o.csvs ? { 'olm-medic.io/uninstall-csvs': o.csvs } : {}) },
       // What the old AutoUninstallStarted merge patch (fieldManager olm-medic) left on record.
       managedFields: [
         { manager: 'olm', operation: 'Update', apiVersion: 'operators.coreos.com/v1', subresource: 'status', time: iso(300), fieldsType: 'FieldsV1', fieldsV1: { 'f:status': { 'f:components': {} } } },
@@ -113,8 +106,8 @@ describe('red team 42 O1: an old automatic record does not delete a serving Depl
     expect(writes.filter((w) => w.includes(` ${NS_B}/`)), "B's serving Deployment deleted on A's legacy record").toEqual([]);
   });
 
-  it('twin: without B, a record naming A\'s namespace (the current olm-medic\'s) removes A\'s leftover', async () => {
-    const writes = await update(scene({ withB: false, marker: 'auto', namespaces: NS_A }));
+  it('twin: without B, a record naming A\'s CSV (the current olm-medic\'s) removes A\'s leftover', async () => {
+    const writes = await update(scene({ withB: false, marker: 'auto', csvs: `${NS_A}/${CSV}` }));
     expect(writes).toContain('delete ClusterRole /telemetry-controller-a-abc12');
   });
 

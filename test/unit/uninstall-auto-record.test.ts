@@ -27,7 +27,7 @@ import { autoUninstallConfig, failedCsvScene, iso, operatorUpdate } from '../sup
 
 const OPT_OUT = 'olm-medic.io/ignore';
 const MARKER = 'olm-medic.io/uninstall';
-const NAMESPACES = 'olm-medic.io/uninstall-namespaces';
+const CSVS = 'olm-medic.io/uninstall-csvs';
 const statusWrite = (secondsAgo: number) => [
   { manager: 'olm', operation: 'Update', apiVersion: 'operators.coreos.com/v1alpha1', subresource: 'status', time: iso(secondsAgo), fieldsType: 'FieldsV1', fieldsV1: { 'f:status': { 'f:phase': {} } } },
 ];
@@ -37,15 +37,15 @@ function scene(o: { marker?: string; csvAnnotations?: Record<string, string>; su
   const [csv, operator] = failedCsvScene({ createdAgo: 86400, failedAgo: 7200, managedFields: statusWrite(o.succeeded ? 600 : 7200) });
   if (o.csvAnnotations) csv!.metadata.annotations = o.csvAnnotations;
   if (o.succeeded) csv!.status = { phase: 'Succeeded', reason: 'InstallSucceeded', lastTransitionTime: iso(600), lastUpdateTime: iso(600) };
-  if (o.marker) operator!.metadata.annotations = { [MARKER]: o.marker, ...(o.marker === 'auto' ? { [NAMESPACES]: 'ns-a' } : {}) };
+  if (o.marker) operator!.metadata.annotations = { [MARKER]: o.marker, ...(o.marker === 'auto' ? { [CSVS]: 'ns-a/etcdoperator.v0.9.4' } : {}) };
   return [csv!, operator!];
 }
 // The scene does not change under the writes (recordingKube), so a look again repeats them: each once.
 const once = (ws: string[]): string[] => [...new Set(ws)];
 const operatorPatches = (writes: string[]) => once(writes.filter((w) => w.startsWith('patch Operator')));
 const csvDeletes = (writes: string[]) => once(writes.filter((w) => w.startsWith('delete ClusterServiceVersion')));
-// The record: `auto` and the namespaces it was decided for (the CSV's); taken back, both go.
-const markerPatch = (value: 'auto' | null) => `patch Operator /etcd.ns-a {"metadata":{"annotations":{"${MARKER}":${JSON.stringify(value)},"${NAMESPACES}":${value ? '"ns-a"' : 'null'}},"resourceVersion":"11"}}`;
+// The record: `auto` and the CSV it was decided on; taken back, both go.
+const markerPatch = (value: 'auto' | null) => `patch Operator /etcd.ns-a {"metadata":{"annotations":{"${MARKER}":${JSON.stringify(value)},"${CSVS}":${value ? '"ns-a/etcdoperator.v0.9.4"' : 'null'}},"resourceVersion":"11"}}`;
 
 describe('red team 39 A1: an automatic uninstall is not started while policy keeps its CSV', () => {
   it('a long-Failed CSV that is opted out: no automatic uninstall is recorded on the Operator, nothing is deleted', async () => {
