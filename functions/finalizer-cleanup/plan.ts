@@ -565,25 +565,30 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   // Only what policy keeps is left: refused (Warning Events), no re-check (nothing would change).
   if (heldActions.length) return { kind: 'act', summary: `kept ${heldActions.length} leftover(s) of operator ${op.metadata.name} that policy protects`, actions: heldActions };
   // What we keep (CRDs, namespaces, objects another operator shares) must lose THIS operator's
-  // label, or OLM recreates the Operator object (§5).
-  if (toUnlabel.length) {
+  // label, or OLM recreates the Operator object (§5). Guarded as a delete is: a cluster-scoped one
+  // attributed to a protected namespace keeps its label, and with it the Operator object (red team 46, P1).
+  const unlabel = (c: Component): Action => {
+    const guards = ownerGuards(c);
     return {
-      kind: 'act',
-      summary: `unlabelled ${toUnlabel.length} kept object(s) of operator ${op.metadata.name}`,
-      requeueAfterSeconds: 2,
-      actions: toUnlabel.map((c) => ({
-        verb: 'patch' as const,
-        target: { ...target(c.live!), resourceVersion: c.live!.metadata.resourceVersion! },
-        patch: { metadata: { labels: { [key]: null } } },
-        regarding,
-        optional: true,
-        reason: 'ComponentLabelRemoved',
-        note: sharedC(c)
-          ? `Kept ${where(c)}: ${c.usedBy?.length ? `still used by ${c.usedBy.join(', ')}` : "another operator's component label is on it too"}; removed only ${key}.`
-          : `Kept ${where(c)} (olm-medic never deletes ${c.ref.kind}s) and removed label ${key} so OLM does not recreate Operator ${op.metadata.name}.`,
-      })),
+      verb: 'patch' as const,
+      target: { ...target(c.live!), resourceVersion: c.live!.metadata.resourceVersion! },
+      patch: { metadata: { labels: { [key]: null } } },
+      regarding,
+      optional: true,
+      ...(guards.length ? { guards } : {}),
+      reason: 'ComponentLabelRemoved',
+      note: sharedC(c)
+        ? `Kept ${where(c)}: ${c.usedBy?.length ? `still used by ${c.usedBy.join(', ')}` : "another operator's component label is on it too"}; removed only ${key}.`
+        : `Kept ${where(c)} (olm-medic never deletes ${c.ref.kind}s) and removed label ${key} so OLM does not recreate Operator ${op.metadata.name}.`,
     };
+  };
+  const heldLabels = toUnlabel.filter((c) => policyRefusal(ctx.policy, unlabel(c)));
+  const unlabelled = toUnlabel.filter((c) => !heldLabels.includes(c));
+  if (unlabelled.length) {
+    return { kind: 'act', summary: `unlabelled ${unlabelled.length} kept object(s) of operator ${op.metadata.name}`, requeueAfterSeconds: 2, actions: [...unlabelled, ...heldLabels].map(unlabel) };
   }
+  // Only labels policy keeps are left: refused (Warning Events), no re-check; the Operator object stays.
+  if (heldLabels.length) return { kind: 'act', summary: `kept the label on ${heldLabels.length} object(s) of operator ${op.metadata.name} that policy protects`, actions: heldLabels.map(unlabel) };
   if (elsewhere.length || (o.scope && subscribed.size)) {
     // The rest (other namespaces' parts, the Operator object) is for an unscoped look.
     return { kind: 'noop', reason: `the part of ${op.metadata.name} in ${o.scope} is uninstalled; left to a look at all of it: ${elsewhere.length ? elsewhere.map(where).join(', ') : `the parts ${[...subscribed].join(', ')} still use`}` };
