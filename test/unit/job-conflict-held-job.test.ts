@@ -1,0 +1,59 @@
+/**
+ * One unpack Job policy keeps does not hold back the others of the catalog namespace (red team 47's
+ * suspicion, fixed). README: "Nothing blocks the fix for others" — yet every Job delete of a look at
+ * the catalog namespace was a required action, and the executor refuses a whole plan when a required
+ * action is refused: one opted-out Job (or one guarded by an opted-out catalog) kept every other
+ * stale Job of the namespace, and the nudges of the Subscriptions they block, until each Job's own
+ * event came. Now a Job policy keeps rides along as an optional delete (refused by the executor with
+ * its Warning Event) and takes nothing of its own with it (its ConfigMap, nudges naming it); alone,
+ * it refuses the plan as before.
+ */
+import { describe, expect, it } from 'vitest';
+import { plan, type JobFacts, type Observed } from '../../functions/job-conflict/plan.js';
+import { NO_POLICY, type Plan, type PlanContext } from '../../shared/core/types.js';
+import type { KubeObject } from '../../shared/kube/types.js';
+import * as olm from '../fixtures/olm-objects.js';
+import { CAT, CATALOG } from '../support/job-conflict-scene.js';
+
+const NOW = new Date('2025-06-01T12:00:00Z');
+const ctx: PlanContext = { now: NOW, options: { marginSeconds: 60 }, policy: { ...NO_POLICY } };
+const ago = (s: number): Date => new Date(NOW.getTime() - s * 1000);
+const IMAGES = ['quay.io/operatorhubio/etcd@sha256:' + 'a'.repeat(64), 'quay.io/operatorhubio/redis@sha256:' + 'b'.repeat(64)];
+const stamp = (o: olm.Obj, uid: string, annotations?: Record<string, string>): KubeObject =>
+  ({ ...o, metadata: { ...o.metadata, uid, resourceVersion: '7', creationTimestamp: olm.rfc3339(ago(86400)), ...(annotations ? { annotations } : {}) } }) as KubeObject;
+
+/** A failed unpack Job of image i (opted out if asked) and its empty ConfigMap. */
+function failed(i: number, optedOut = false): JobFacts {
+  const cm = stamp(olm.unpackConfigMap({ namespace: CAT, image: IMAGES[i]!, catalogSourceName: CATALOG, catalogSourceUid: 'catsrc-1', managedLabel: true }), `cm-${i}`);
+  const j = olm.unpackJob({ namespace: CAT, image: IMAGES[i]!, configMapUid: `cm-${i}`, variant: 'current' });
+  j.status = olm.jobStatusFailed({ reason: 'DeadlineExceeded', at: ago(3000) });
+  return { job: stamp(j, `job-${i}`, optedOut ? { 'olm-medic.io/ignore': 'true' } : undefined), configMap: cm, configMapInUse: false };
+}
+
+function observed(jobs: JobFacts[]): Observed {
+  const s = olm.subscription({ namespace: 'ns-b', name: 'etcd', package: 'etcd', source: CATALOG, sourceNamespace: CAT });
+  s.status = olm.subscriptionStatus({ at: NOW, conditions: [olm.bundleUnpackFailedCondition({ jobReason: 'DeadlineExceeded', at: NOW })] });
+  return { namespace: CAT, catalogSources: [CATALOG], olmLabelsObjects: true, subscribers: [stamp(s, 'sub-b')], retryIntervals: {}, jobs };
+}
+const acts = (p: Plan) => (p.kind === 'act' ? p.actions.map((a) => `${a.verb} ${a.target.kind}/${a.target.uid}${a.optional ? ' (optional)' : ''}`) : [p.kind]);
+
+describe('job-conflict: a Job policy keeps does not hold back the others', () => {
+  it('two failed Jobs, the first opted out: the second and its ConfigMap are deleted (required), the first rides along optional, its ConfigMap stays', () => {
+    expect(acts(plan(observed([failed(0, true), failed(1)]), ctx))).toEqual([
+      'delete Job/job-1',
+      'delete ConfigMap/cm-1 (optional)',
+      'patch Subscription/sub-b (optional)',
+      'delete Job/job-0 (optional)',
+    ]);
+  });
+
+  it('twin: the opted-out Job alone: its delete is required, so the executor refuses the plan (nothing else in it)', () => {
+    expect(acts(plan(observed([failed(0, true)]), ctx))).toEqual(['delete Job/job-0']);
+  });
+
+  it('twin: neither opted out: both Jobs, both ConfigMaps', () => {
+    expect(acts(plan(observed([failed(0), failed(1)]), ctx))).toEqual([
+      'delete Job/job-0', 'delete ConfigMap/cm-0 (optional)', 'delete Job/job-1', 'delete ConfigMap/cm-1 (optional)', 'patch Subscription/sub-b (optional)',
+    ]);
+  });
+});
