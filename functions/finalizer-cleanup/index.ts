@@ -183,8 +183,15 @@ async function observeOperator(ref: TargetRef, read: Reader, ctx: ObserveContext
       const ownerLive = !cref.namespace && l[LABEL_OWNER_KIND] === 'ClusterServiceVersion' && isDnsSubdomain(l[LABEL_OWNER]) && isDnsLabel(l[LABEL_OWNER_NAMESPACE])
         ? !!(await readCsv(l[LABEL_OWNER_NAMESPACE], l[LABEL_OWNER]))
         : undefined;
-      const usedBy = await usersOf(live, allSubs, going, readCsv);
-      components.push({ ref: cref, live, ...(ownerLive !== undefined ? { ownerCsvLive: ownerLive } : {}), ...(usedBy.length ? { usedBy } : {}) });
+      const users = await usersOf(live, allSubs, going, readCsv);
+      const userCsvs = users.flatMap((u) => (u.csv ? [u.csv] : []));
+      components.push({
+        ref: cref,
+        live,
+        ...(ownerLive !== undefined ? { ownerCsvLive: ownerLive } : {}),
+        ...(users.length ? { usedBy: users.map((u) => u.text) } : {}),
+        ...(userCsvs.length ? { userCsvs } : {}),
+      });
     }
   }
   // OLM's InstallPlans still Installing that list a CSV that may go (one list per namespace of those
@@ -218,9 +225,9 @@ function subscriptionUses(s: KubeObject, obj: KubeObject): boolean {
  * whose status.installPlanRef is it (a shared InstallPlan), or a live CSV of another operator that
  * owns it (a ServiceAccount OLM merged owners on). Such a component only loses the label.
  */
-async function usersOf(obj: KubeObject, subs: KubeObject[], uninstalledCsvs: KubeObject[], readCsv: (namespace: string, name: string) => Promise<KubeObject | undefined>): Promise<string[]> {
-  const users: string[] = [];
-  for (const s of subs) if (subscriptionUses(s, obj)) users.push(`Subscription ${s.metadata.namespace}/${s.metadata.name}`);
+async function usersOf(obj: KubeObject, subs: KubeObject[], uninstalledCsvs: KubeObject[], readCsv: (namespace: string, name: string) => Promise<KubeObject | undefined>): Promise<{ text: string; csv?: string }[]> {
+  const users: { text: string; csv?: string }[] = [];
+  for (const s of subs) if (subscriptionUses(s, obj)) users.push({ text: `Subscription ${s.metadata.namespace}/${s.metadata.name}` });
   const ours = new Set(uninstalledCsvs.map((c) => c.metadata.uid));
   for (const o of obj.metadata.ownerReferences ?? []) {
     if (o.kind !== 'ClusterServiceVersion' || !obj.metadata.namespace || !isDnsSubdomain(o.name)) continue;
@@ -230,7 +237,8 @@ async function usersOf(obj: KubeObject, subs: KubeObject[], uninstalledCsvs: Kub
     // whoever deleted it: garbage collection strips the owner reference and the object runs on. It
     // keeps it, even one of the uninstall's own CSVs (red team 43).
     const orphaning = !!owner.metadata.deletionTimestamp && (owner.metadata.finalizers ?? []).includes('orphan');
-    if (orphaning || (!ours.has(o.uid) && !owner.metadata.deletionTimestamp)) users.push(`CSV ${obj.metadata.namespace}/${o.name}${orphaning ? ' (being deleted with its dependents orphaned)' : ''}`);
+    const csv = `${obj.metadata.namespace}/${o.name}`;
+    if (orphaning || (!ours.has(o.uid) && !owner.metadata.deletionTimestamp)) users.push({ text: `CSV ${csv}${orphaning ? ' (being deleted with its dependents orphaned)' : ''}`, csv });
   }
   return users;
 }

@@ -44,6 +44,8 @@ export interface Component {
   ownerCsvLive?: boolean;
   /** Live objects outside the uninstall that use it (owner Subscription/CSV, a Subscription's installPlanRef). */
   usedBy?: string[];
+  /** The live CSVs among usedBy, as `<namespace>/<name>`. */
+  userCsvs?: string[];
 }
 
 export interface OperatorObserved {
@@ -346,22 +348,21 @@ function uninstallGate(o: OperatorObserved, ctx: PlanContext): { go: true; why: 
     // Keys of two installs can collide: an install whose CSV is gone (deleted with its parts orphaned)
     // adds no CSV to the evidence, but its parts are under the key. Every namespace holding a part
     // must hold a long-Failed CSV (red team 40, C1: another install's running Deployment deleted).
-    const failedNs = new Set(failedLong.map((c) => c.metadata.namespace));
     // A part a live CSV uses (OLM's RBAC copy in a target namespace the truncated key also names,
     // owned by the copied CSV there: red team 45, S2) is kept whatever happens: no evidence either way.
-    const otherNs = [...new Set(o.components.flatMap((c) => {
+    // Nor is a part outside the namespaces the key names, where the uninstall never acts.
+    const parts = o.components.flatMap((c) => {
       const ns = placedIn(c);
-      return ns && namespaceFitsKey(o.labelKey ?? '', ns) && !failedNs.has(ns) && !c.usedBy?.length && c.ownerCsvLive !== true ? [ns] : [];
-    }))];
+      return ns !== undefined && namespaceFitsKey(o.labelKey ?? '', ns) && !c.usedBy?.length && c.ownerCsvLive !== true ? [{ c, ns }] : [];
+    });
+    const failedNs = new Set(failedLong.map((c) => c.metadata.namespace));
+    const otherNs = [...new Set(parts.filter((p) => !failedNs.has(p.ns)).map((p) => p.ns))];
     if (otherNs.length) return { go: false, refuse: `${why}, but the parts of it in ${otherNs.join(', ')} have no long-Failed CSV: no automatic uninstall. Annotate Operator ${o.operator.metadata.name} with ${MEDIC.uninstall}=true to remove its leftovers` };
     // ... and two installs under one key can share a namespace (red team 44, H3): a part OLM marked
     // as another CSV's (owner reference, olm.owner labels) that is no live CSV under the key is
-    // another install's, or one this evidence says nothing about. One a live CSV outside the key uses
-    // is kept by the uninstall anyway (usedBy, ownerCsvLive).
+    // another install's, or one this evidence says nothing about.
     const known = new Set([...failedLong, ...o.csvs].map((c) => `${c.metadata.namespace}/${c.metadata.name}`));
-    // Only where the uninstall could act (a namespace the key names): OLM's copies in target
-    // namespaces name the copied CSVs there.
-    const strangers = o.components.filter((c) => namespaceFitsKey(o.labelKey ?? '', placedIn(c) ?? '') && !c.usedBy?.length && c.ownerCsvLive !== true && ownerCsvs(c).some((n) => !known.has(n)));
+    const strangers = parts.map((p) => p.c).filter((c) => ownerCsvs(c).some((n) => !known.has(n)));
     if (strangers.length) return { go: false, refuse: `${why}, but ${strangers.map((c) => `${where(c)} (of CSV ${ownerCsvs(c).filter((n) => !known.has(n)).join(', ')})`).join(', ')} ${strangers.length > 1 ? 'are' : 'is'} under the key too: no automatic uninstall. Annotate Operator ${o.operator.metadata.name} with ${MEDIC.uninstall}=true to remove its leftovers` };
     // A Failed phase is OLM's word, and OLM moves it back only while it runs: an operator with a
     // Deployment serving is running, whatever its CSV still says (olm-operator down, or a CSV OLM
@@ -473,8 +474,7 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   const uninstalled = (ns: string | undefined): boolean => ns !== undefined && namespaceFitsKey(key, ns) && !subscribed.has(ns) && (!only || only.namespaces.has(ns));
   // An owner mark is the record's CSV, or a live CSV that uses the part (then it only loses the key:
   // red team 45, S1, a ServiceAccount OLM merged owners on). A CSV itself must be one of the record's.
-  const liveUser = (c: Component, n: string): boolean => (c.usedBy ?? []).some((u) => u === `CSV ${n}` || u.startsWith(`CSV ${n} `));
-  const marksOk = (c: Component): boolean => ownerCsvs(c).every((n) => only!.csvs.has(n) || liveUser(c, n));
+  const marksOk = (c: Component): boolean => ownerCsvs(c).every((n) => only!.csvs.has(n) || (c.userCsvs ?? []).includes(n));
   // A namespace holding a part marked as another (gone) CSV's holds another install: its unmarked
   // parts cannot be told apart there, and stay.
   const contested = new Set(only ? o.components.filter((c) => !marksOk(c)).flatMap((c) => placedIn(c) ?? []) : []);

@@ -381,7 +381,7 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
     // A Job policy keeps (its catalog opted out, a protected namespace) does not hold back the
     // others of the namespace (red team 47's suspicion): its delete rides along as an optional one,
     // refused with its Warning Event, and with it goes nothing of its own (ConfigMap, nudges).
-    if ('act' in d && d.act.length > 0 && policyRefusal(ctx.policy, d.act[0]!)) held.push({ ...d.act[0]!, optional: true });
+    if ('act' in d && d.act.length > 0 && policyRefusal(ctx.policy, d.act[0]!)) held.push(d.act[0]!);
     else if ('act' in d) actions.push(...d.act);
     else if ('defer' in d) defers.push({ note: d.defer, regarding: target(f.job), ...(d.requeueAfterSeconds ? { requeueAfterSeconds: d.requeueAfterSeconds } : {}) });
     else if ('nudge' in d) nudges.push(d);
@@ -409,10 +409,10 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
     for (const sub of o.subscribers.filter(blockedOnUnpack)) {
       actions.push(nudge(sub, ctx.now, `Unpack Job ${deleted.map((n) => n.slice(0, 12) + '…').join(', ')} in ${o.namespace} was removed; touched the Subscription so OLM retries now.`, o));
     }
-    return { kind: 'act', actions: [...actions, ...held], summary: `removed ${deleted.length} stale unpack job(s) in ${o.namespace}` };
+    return { kind: 'act', actions: [...actions, ...held.map((a) => ({ ...a, optional: true }))], summary: `removed ${deleted.length} stale unpack job(s) in ${o.namespace}` };
   }
   // Only Jobs policy keeps: the plan is refused as a whole, as before.
-  if (held.length) return { kind: 'act', actions: held.map((a) => ({ ...a, optional: false })), summary: `kept ${held.length} unpack job(s) in ${o.namespace} that policy protects` };
+  if (held.length) return { kind: 'act', actions: held, summary: `kept ${held.length} unpack job(s) in ${o.namespace} that policy protects` };
   if (refusals.length) {
     const r = refusals[0]!;
     return { kind: 'refuse', reason: r.reason, note: r.refuse, regarding: target(r.job) };

@@ -23,18 +23,12 @@ import { describe, expect, it } from 'vitest';
 import { allFunctions } from '../../functions/index.js';
 import { loadConfig } from '../../shared/core/config.js';
 import type { KubeObject } from '../../shared/kube/types.js';
-import { componentLabelKey, namespaceFitsKey } from '../../shared/olm/olm.js';
-import { componentsSelecting } from '../support/auto-uninstall-scene.js';
+import { namespaceFitsKey } from '../../shared/olm/olm.js';
+import { COLLIDING, componentsSelecting, iso, NOW } from '../support/auto-uninstall-scene.js';
 import { handleOnce, recordingKube, refUpdate } from '../support/fake-runtime.js';
 
-const NOW = new Date('2026-06-01T12:00:00Z');
-const iso = (secondsAgo: number): string => new Date(NOW.getTime() - secondsAgo * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-const PKG = 'cluster-observability-and-telemetry-operator';
-const NS = 'platform-monitoring-eu';
+const { NS_A: NS, KEY, CSV, OP_NAME: NAME } = COLLIDING;
 const TARGET = 'platform-monitoring-apps';
-const KEY = componentLabelKey(PKG, NS);
-const NAME = KEY.slice('operators.coreos.com/'.length);
-const CSV = `${PKG}.v1.2.0`;
 
 const csv: KubeObject = {
   apiVersion: 'operators.coreos.com/v1alpha1', kind: 'ClusterServiceVersion',
