@@ -587,32 +587,46 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   if (unlabelled.length) {
     return { kind: 'act', summary: `unlabelled ${unlabelled.length} kept object(s) of operator ${op.metadata.name}`, requeueAfterSeconds: 2, actions: [...unlabelled, ...heldLabels].map(unlabel) };
   }
-  // Only labels policy keeps are left: refused (Warning Events), no re-check; the Operator object stays.
-  if (heldLabels.length) return { kind: 'act', summary: `kept the label on ${heldLabels.length} object(s) of operator ${op.metadata.name} that policy protects`, actions: heldLabels.map(unlabel) };
-  if (elsewhere.length || (o.scope && subscribed.size)) {
-    // The rest (other namespaces' parts, the Operator object) is for an unscoped look.
-    return { kind: 'noop', reason: `the part of ${op.metadata.name} in ${o.scope} is uninstalled; left to a look at all of it: ${elsewhere.length ? elsewhere.map(where).join(', ') : `the parts ${[...subscribed].join(', ')} still use`}` };
-  }
-  // A part not read (a Secret, a kind olm-medic does not handle) still carries the key (OLM lists
-  // only labelled objects): it keeps the Operator object too (red team 44, H1).
-  const foreign = o.components.filter((c) => !mine(c) && (c.unreadable !== undefined || c.live?.metadata.labels?.[key] !== undefined) && !(c.ref.namespace && subscribed.has(c.ref.namespace)));
-  const keptHere = [...stuck.map(where), ...reported.map((c) => `${where(c)} (${c.unreadable})`), ...foreign.map((c) => `${where(c)} (not attributable to this install)`)];
-  if (subscribed.size) {
-    const claim = o.claimants.map((s) => `${s.metadata.namespace}/${s.metadata.name}`).join(', ');
+  const gateWhy = gate.why;
+  const rest = finish();
+  // Only labels policy keeps are left: refused (Warning Events), no re-check; the Operator object
+  // stays, and what else keeps it (a Subscription, parts not attributable) is said beside them.
+  if (heldLabels.length) {
     return {
-      kind: 'refuse',
-      reason: 'UninstallLeftoversKept',
-      note: `Subscription ${claim} still uses ${key}: its components (in ${[...subscribed].join(', ')}) and the Operator object are kept${keptHere.length ? `; also kept: ${keptHere.join(', ')}` : ''}. Delete the Subscription first to uninstall it.`,
-      regarding,
+      kind: 'act',
+      summary: `kept the label on ${heldLabels.length} object(s) of operator ${op.metadata.name} that policy protects`,
+      actions: heldLabels.map(unlabel),
+      ...(rest.kind === 'refuse' ? { refusals: [{ reason: rest.reason, note: rest.note, regarding: rest.regarding }] } : {}),
     };
   }
-  if (keptHere.length) {
-    return {
-      kind: 'refuse',
-      reason: 'UninstallSecretsKept',
-      note: `Removed the other leftovers of ${op.metadata.name}; ${keptHere.join(', ')} still carry ${key}. olm-medic does not change these (it never reads Secrets, and it touches nothing it cannot read or attribute to this install): delete them or remove the label, and the Operator object will be removed.`,
-      regarding,
-    };
+  return rest;
+
+  function finish(): Plan {
+    if (elsewhere.length || (o.scope && subscribed.size)) {
+      // The rest (other namespaces' parts, the Operator object) is for an unscoped look.
+      return { kind: 'noop', reason: `the part of ${op.metadata.name} in ${o.scope} is uninstalled; left to a look at all of it: ${elsewhere.length ? elsewhere.map(where).join(', ') : `the parts ${[...subscribed].join(', ')} still use`}` };
+    }
+    // A part not read (a Secret, a kind olm-medic does not handle) still carries the key (OLM lists
+    // only labelled objects): it keeps the Operator object too (red team 44, H1).
+    const foreign = o.components.filter((c) => !mine(c) && (c.unreadable !== undefined || c.live?.metadata.labels?.[key] !== undefined) && !(c.ref.namespace && subscribed.has(c.ref.namespace)));
+    const keptHere = [...stuck.map(where), ...reported.map((c) => `${where(c)} (${c.unreadable})`), ...foreign.map((c) => `${where(c)} (not attributable to this install)`)];
+    if (subscribed.size) {
+      const claim = o.claimants.map((s) => `${s.metadata.namespace}/${s.metadata.name}`).join(', ');
+      return {
+        kind: 'refuse',
+        reason: 'UninstallLeftoversKept',
+        note: `Subscription ${claim} still uses ${key}: its components (in ${[...subscribed].join(', ')}) and the Operator object are kept${keptHere.length ? `; also kept: ${keptHere.join(', ')}` : ''}. Delete the Subscription first to uninstall it.`,
+        regarding,
+      };
+    }
+    if (keptHere.length) {
+      return {
+        kind: 'refuse',
+        reason: 'UninstallSecretsKept',
+        note: `Removed the other leftovers of ${op.metadata.name}; ${keptHere.join(', ')} still carry ${key}. olm-medic does not change these (it never reads Secrets, and it touches nothing it cannot read or attribute to this install): delete them or remove the label, and the Operator object will be removed.`,
+        regarding,
+      };
+    }
+    return act([del(op, 'OperatorDeleted', `All leftovers of ${op.metadata.name} are gone (${gateWhy}); deleted the Operator object.`)], `operator ${op.metadata.name} uninstalled`);
   }
-  return act([del(op, 'OperatorDeleted', `All leftovers of ${op.metadata.name} are gone (${gate.why}); deleted the Operator object.`)], `operator ${op.metadata.name} uninstalled`);
 }

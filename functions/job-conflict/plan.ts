@@ -4,7 +4,7 @@
  * that needs that bundle. Delete it (and its empty ConfigMap when nothing in flight needs it), then
  * nudge the stuck Subscriptions so OLM resolves again at once. Defer where OLM cleans up itself.
  */
-import type { Action, Guard, Plan, PlanContext, Target } from '../../shared/core/types.js';
+import type { Action, Guard, Plan, PlanContext, Refused, Target } from '../../shared/core/types.js';
 import { soonest, target } from '../../shared/core/types.js';
 import { policyRefusal } from '../../shared/core/policy.js';
 import type { KubeObject, OwnerReference } from '../../shared/kube/types.js';
@@ -293,6 +293,10 @@ export function decideJob(f: JobFacts, o: Observed, ctx: PlanContext): JobDecisi
   return { act: actions };
 }
 
+function refused(r: Extract<JobDecision, { refuse: string }>): Refused {
+  return { reason: r.reason, note: r.refuse, regarding: target(r.job) };
+}
+
 function isEmpty(cm: KubeObject): boolean {
   const d = cm as { data?: object; binaryData?: object };
   return Object.keys(d.data ?? {}).length === 0 && Object.keys(d.binaryData ?? {}).length === 0;
@@ -409,14 +413,24 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
     for (const sub of o.subscribers.filter(blockedOnUnpack)) {
       actions.push(nudge(sub, ctx.now, `Unpack Job ${deleted.map((n) => n.slice(0, 12) + '…').join(', ')} in ${o.namespace} was removed; touched the Subscription so OLM retries now.`, o));
     }
-    return { kind: 'act', actions: [...actions, ...held.map((a) => ({ ...a, optional: true }))], summary: `removed ${deleted.length} stale unpack job(s) in ${o.namespace}` };
+    return {
+      kind: 'act',
+      actions: [...actions, ...held.map((a) => ({ ...a, optional: true }))],
+      summary: `removed ${deleted.length} stale unpack job(s) in ${o.namespace}`,
+      // A Job whose retry needs OLM's manual steps is still reported while others are removed.
+      ...(refusals.length ? { refusals: refusals.map(refused) } : {}),
+    };
   }
-  // Only Jobs policy keeps: the plan is refused as a whole, as before.
-  if (held.length) return { kind: 'act', actions: held, summary: `kept ${held.length} unpack job(s) in ${o.namespace} that policy protects` };
-  if (refusals.length) {
-    const r = refusals[0]!;
-    return { kind: 'refuse', reason: r.reason, note: r.refuse, regarding: target(r.job) };
+  // Only Jobs policy keeps: nothing is written, and each kept Job gets its Warning Event.
+  if (held.length) {
+    return {
+      kind: 'act',
+      actions: held.map((a) => ({ ...a, optional: true })),
+      summary: `kept ${held.length} unpack job(s) in ${o.namespace} that policy protects`,
+      ...(refusals.length ? { refusals: refusals.map(refused) } : {}),
+    };
   }
+  if (refusals.length) return { kind: 'refuse', ...refused(refusals[0]!) };
   if (nudges.length) {
     const subs = o.subscribers.filter((sub) => {
       // The same Subscriptions the deferral waited for, blocked upgrades included (red team 26, N1).

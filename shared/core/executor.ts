@@ -16,7 +16,7 @@ import { InvalidValue } from '../kube/validate.js';
 import { ActionBudget, policyRefusal, type Policy, type Refusal } from './policy.js';
 import type { Recorder } from './recorder.js';
 import type { RefusedWrites } from './scheduling.js';
-import { soonest, type Action, type Plan } from './types.js';
+import { soonest, type Action, type Plan, type Refused } from './types.js';
 
 export interface ExecutorDeps {
   writer: Writer;
@@ -92,7 +92,7 @@ export function createExecutor(deps: ExecutorDeps) {
     return live && live.metadata.uid === action.target.uid && contains(live, { ...action.patch, metadata: { ...action.patch.metadata, resourceVersion: undefined } }) ? 'done' : undefined;
   }
 
-  async function explain(fn: string, p: Extract<Plan, { kind: 'refuse' | 'defer' }>, stateKey: string): Promise<void> {
+  async function explain(fn: string, p: Extract<Plan, { kind: 'refuse' | 'defer' }> | (Refused & { kind: 'refuse' })): Promise<void> {
     await recorder.record({
       fn,
       regarding: p.regarding,
@@ -100,7 +100,7 @@ export function createExecutor(deps: ExecutorDeps) {
       note: p.note,
       type: p.kind === 'refuse' ? 'Warning' : 'Normal',
       action: p.kind === 'refuse' ? 'Refuse' : 'Defer',
-      stateKey,
+      stateKey: p.regarding.uid ? `${p.regarding.uid}/${(p.regarding as { resourceVersion?: string }).resourceVersion ?? ''}` : '',
     });
   }
 
@@ -113,7 +113,7 @@ export function createExecutor(deps: ExecutorDeps) {
         return { ...base, status: 'requeued', reason: plan.reason, requeueAfterSeconds: plan.afterSeconds };
       case 'refuse':
       case 'defer':
-        await explain(fn, plan, plan.regarding.uid ? `${plan.regarding.uid}/${(plan.regarding as { resourceVersion?: string }).resourceVersion ?? ''}` : '');
+        await explain(fn, plan);
         return {
           ...base,
           status: plan.kind === 'refuse' ? 'refused' : 'deferred',
@@ -126,6 +126,8 @@ export function createExecutor(deps: ExecutorDeps) {
   };
 
   async function act(fn: string, plan: Extract<Plan, { kind: 'act' }>, base: { function: string; target: string }): Promise<ExecResult> {
+    // What the same look refused beside its actions is recorded whatever becomes of them.
+    for (const r of plan.refusals ?? []) await explain(fn, { kind: 'refuse', ...r });
     // Policy is checked for every action before any write. A refused required action refuses the
     // whole plan (never half-applied by policy); a refused optional one is skipped, so one opted-out
     // or protected object never blocks the fix for the others.
@@ -264,7 +266,8 @@ export function createExecutor(deps: ExecutorDeps) {
     const status = results.some((r) => r.result === 'done') ? 'acted' : results.length ? 'dry-run' : 'refused';
     const kept =
       (skipped.length ? `; refused by policy: ${skipped.map(({ action }) => refString(action.target)).join(', ')}` : '') +
-      (apiRefused.length ? `; refused by the apiserver: ${apiRefused.map((a) => refString(a.target)).join(', ')}` : '');
+      (apiRefused.length ? `; refused by the apiserver: ${apiRefused.map((a) => refString(a.target)).join(', ')}` : '') +
+      (plan.refusals?.length ? `; refused: ${plan.refusals.map((r) => `${r.regarding.kind} ${r.regarding.name} (${r.reason})`).join(', ')}` : '');
     // A simulated write changes nothing to look at again: a dry run keeps only the others' re-check.
     // A new refusal is looked at again as planned: the next plan knows of it (refusals) and may go
     // on (finalizer-cleanup releases the CSV); a known one changes nothing to look at again.

@@ -89,8 +89,13 @@ export type Plan =
    * GC); dropped when policy refuses every action (nothing landed: a look would find the same).
    * `othersRecheckAfterSeconds`: what the plan waits on besides its actions (another pod inside its
    * fence), looked at again then whatever becomes of the actions.
+   * `refusals`: what the plan also found and will not touch (another target of the same look): each
+   * is recorded as a Warning Event like a refuse plan's, whatever becomes of the actions.
    */
-  | { kind: 'act'; actions: Action[]; summary: string; requeueAfterSeconds?: number; othersRecheckAfterSeconds?: number };
+  | { kind: 'act'; actions: Action[]; summary: string; requeueAfterSeconds?: number; othersRecheckAfterSeconds?: number; refusals?: Refused[] };
+
+/** A refusal made beside a plan's actions. */
+export type Refused = Explained & { regarding: Target | (Ref & { uid?: string }) };
 
 /** The policy a plan may take into account (the executor enforces it again for every write). */
 export interface PlanPolicy {

@@ -47,13 +47,38 @@ describe('job-conflict: a Job policy keeps does not hold back the others', () =>
     ]);
   });
 
-  it('twin: the opted-out Job alone: its delete is required, so the executor refuses the plan (nothing else in it)', () => {
-    expect(acts(plan(observed([failed(0, true)]), ctx))).toEqual(['delete Job/job-0']);
+  it('twin: the opted-out Job alone: nothing else in the plan, its delete optional (the executor refuses it with its Warning Event)', () => {
+    expect(acts(plan(observed([failed(0, true)]), ctx))).toEqual(['delete Job/job-0 (optional)']);
+  });
+
+  it('two opted-out Jobs alone: both in the plan, so each gets its Warning Event (before: the first refusal ended the plan)', () => {
+    expect(acts(plan(observed([failed(0, true), failed(1, true)]), ctx))).toEqual(['delete Job/job-0 (optional)', 'delete Job/job-1 (optional)']);
   });
 
   it('twin: neither opted out: both Jobs, both ConfigMaps', () => {
     expect(acts(plan(observed([failed(0), failed(1)]), ctx))).toEqual([
       'delete Job/job-0', 'delete ConfigMap/cm-0 (optional)', 'delete Job/job-1', 'delete ConfigMap/cm-1 (optional)', 'patch Subscription/sub-b (optional)',
     ]);
+  });
+});
+
+describe('job-conflict: a refusal beside the actions is kept', () => {
+  // OLM <= v0.24 keeps the failed unpack of Job 0's bundle in an InstallPlan: deleting that Job
+  // alone retries nothing, so it is refused with OLM's manual steps. Job 1 is deleted.
+  const legacy = (jobs: JobFacts[]): Observed => ({ ...observed(jobs), legacyFailedPlans: { [jobs[0]!.configMap!.metadata.name]: ['ns-b/install-abc'] } });
+
+  it('another Job of the namespace deleted: the UnpackRetryNeedsManualSteps refusal about Job 0 rides along (before: dropped until Job 0 was looked at alone)', () => {
+    const p = plan(legacy([failed(0), failed(1)]), ctx);
+    expect(acts(p)).toEqual(['delete Job/job-1', 'delete ConfigMap/cm-1 (optional)', 'patch Subscription/sub-b (optional)']);
+    expect(p.kind === 'act' && p.refusals?.map((r) => `${r.reason} ${r.regarding.kind}/${r.regarding.uid}`)).toEqual(['UnpackRetryNeedsManualSteps Job/job-0']);
+  });
+
+  it('twin: Job 0 alone: the plan is the refusal, as before', () => {
+    expect(plan(legacy([failed(0)]), ctx)).toMatchObject({ kind: 'refuse', reason: 'UnpackRetryNeedsManualSteps', regarding: { uid: 'job-0' } });
+  });
+
+  it('twin: no legacy InstallPlan: both Jobs deleted, no refusal', () => {
+    const p = plan(observed([failed(0), failed(1)]), ctx);
+    expect(p.kind === 'act' && p.refusals).toBeUndefined();
   });
 });

@@ -53,13 +53,15 @@ describe('job-conflict (red team 29b G1): a nudge is guarded like the finding it
     expect(allowedWrites(await look(world(catsrc()), ctx), ctx)).toEqual([]);
   });
 
-  it('control: without the interval the same opted-out catalog refuses the whole plan (delete and nudge)', async () => {
+  it('control: without the interval the same opted-out catalog refuses the whole plan (delete and nudge): nothing passes policy, and the Job delete is planned (its Warning Event)', async () => {
     const ctx: PlanContext = { ...octx, policy: { dryRun: false, protectedNamespaces: new Set() } };
     const objs = [catsrc({ [MEDIC.optOut]: 'true' }), configMap(), failedJob(), waitingSub('ns-b', 'etcd', 600), og('ns-b', 'og')];
     const p = await look(objs, ctx);
     expect(p.kind).toBe('act');
-    const required = p.kind === 'act' ? p.actions.filter((a) => !a.optional) : [];
-    expect(required.some((a) => policyRefusal(ctx.policy, a))).toBe(true);
+    expect(allowedWrites(p, ctx)).toEqual([]);
+    const deletes = p.kind === 'act' ? p.actions.filter((a) => a.reason === 'UnpackJobDeleted') : [];
+    expect(deletes.length).toBe(1);
+    expect(policyRefusal(ctx.policy, deletes[0]!)).toBeDefined();
   });
 
   describe('the re-sent nudge (no failed Job left, the Subscription still BundleUnpackFailed)', () => {

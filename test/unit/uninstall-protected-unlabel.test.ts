@@ -74,3 +74,28 @@ describe('red team 46 P1: a leftover attributed to a protected namespace is not 
     expect([...new Set(await update([api, operator([api])], { PROTECTED_NAMESPACES: 'none' }))]).toEqual([`patch APIService /v1beta1.metrics.k8s.io {"metadata":{"labels":{"${KEY}":null},"resourceVersion":"40"}}`]);
   });
 });
+
+describe('only a label policy keeps is left: what else keeps the Operator object is still said', () => {
+  async function events(objects: KubeObject[]): Promise<{ writes: string[]; reasons: string[] }> {
+    const reasons: string[] = [];
+    const { kube, writes } = recordingKube(objects, { now: () => NOW, create: async (o) => (o.kind === 'Event' && reasons.push(String((o as { reason?: string }).reason)), o) });
+    await handleOnce(kube, { now: () => NOW, config: loadConfig({}, allFunctions) }, refUpdate({ apiVersion: 'operators.coreos.com/v1', kind: 'Operator', name: NAME }));
+    return { writes, reasons };
+  }
+  const secret: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'metrics-server-cert', namespace: 'monitoring', uid: 'secret-1', resourceVersion: '41', creationTimestamp: iso(86400 * 30), labels: { [KEY]: '' } } };
+
+  it('the kept APIService label and a Secret carrying the key: the policy Warning and UninstallSecretsKept (before: the Secret went unsaid)', async () => {
+    const api = clusterPart('apiregistration.k8s.io/v1', 'APIService', 'v1beta1.metrics.k8s.io');
+    const { writes, reasons } = await events([api, secret, operator([api, secret])]);
+    expect(writes).toEqual([]);
+    expect(reasons).toContain('UninstallSecretsKept');
+    expect(reasons.filter((r) => r !== 'UninstallSecretsKept').length, 'the kept label\'s own policy Warning').toBeGreaterThan(0);
+  });
+
+  it('twin: the kept label alone: only its policy Warning', async () => {
+    const api = clusterPart('apiregistration.k8s.io/v1', 'APIService', 'v1beta1.metrics.k8s.io');
+    const { reasons } = await events([api, operator([api])]);
+    expect(reasons.length).toBeGreaterThan(0);
+    expect(reasons).not.toContain('UninstallSecretsKept');
+  });
+});
