@@ -596,7 +596,7 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
       kind: 'act',
       summary: `kept the label on ${heldLabels.length} object(s) of operator ${op.metadata.name} that policy protects`,
       actions: heldLabels.map(unlabel),
-      ...(rest.kind === 'refuse' ? { refusals: [{ reason: rest.reason, note: rest.note, regarding: rest.regarding }] } : {}),
+      ...(rest.kind === 'refuse' ? { explained: [{ kind: 'refuse' as const, reason: rest.reason, note: rest.note, regarding: rest.regarding }] } : {}),
     };
   }
   return rest;
@@ -609,7 +609,10 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
     // A part not read (a Secret, a kind olm-medic does not handle) still carries the key (OLM lists
     // only labelled objects): it keeps the Operator object too (red team 44, H1).
     const foreign = o.components.filter((c) => !mine(c) && (c.unreadable !== undefined || c.live?.metadata.labels?.[key] !== undefined) && !(c.ref.namespace && subscribed.has(c.ref.namespace)));
-    const keptHere = [...stuck.map(where), ...reported.map((c) => `${where(c)} (${c.unreadable})`), ...foreign.map((c) => `${where(c)} (not attributable to this install)`)];
+    // ... and so do the labels policy keeps (red team 49, N1: the refusal beside their Warnings
+    // promised the Operator object's removal once the others were dealt with).
+    const keptOthers = [...stuck.map(where), ...reported.map((c) => `${where(c)} (${c.unreadable})`), ...foreign.map((c) => `${where(c)} (not attributable to this install)`)];
+    const keptHere = [...keptOthers, ...heldLabels.map((c) => `${where(c)} (its label kept by policy: opted out, or a protected namespace)`)];
     if (subscribed.size) {
       const claim = o.claimants.map((s) => `${s.metadata.namespace}/${s.metadata.name}`).join(', ');
       return {
@@ -619,11 +622,12 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
         regarding,
       };
     }
-    if (keptHere.length) {
+    // (Labels policy keeps alone are said by their own Warning Events.)
+    if (keptOthers.length) {
       return {
         kind: 'refuse',
         reason: 'UninstallSecretsKept',
-        note: `Removed the other leftovers of ${op.metadata.name}; ${keptHere.join(', ')} still carry ${key}. olm-medic does not change these (it never reads Secrets, and it touches nothing it cannot read or attribute to this install): delete them or remove the label, and the Operator object will be removed.`,
+        note: `Removed the other leftovers of ${op.metadata.name}; ${keptHere.join(', ')} still carry ${key}. olm-medic does not change these (it never reads Secrets, and it touches nothing it cannot read or attribute to this install, or that policy keeps): delete them or remove the label, and the Operator object will be removed.`,
         regarding,
       };
     }

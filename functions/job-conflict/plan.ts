@@ -4,7 +4,7 @@
  * that needs that bundle. Delete it (and its empty ConfigMap when nothing in flight needs it), then
  * nudge the stuck Subscriptions so OLM resolves again at once. Defer where OLM cleans up itself.
  */
-import type { Action, Guard, Plan, PlanContext, Refused, Target } from '../../shared/core/types.js';
+import type { Action, Aside, Guard, Plan, PlanContext, Target } from '../../shared/core/types.js';
 import { soonest, target } from '../../shared/core/types.js';
 import { policyRefusal } from '../../shared/core/policy.js';
 import type { KubeObject, OwnerReference } from '../../shared/kube/types.js';
@@ -293,7 +293,7 @@ export function decideJob(f: JobFacts, o: Observed, ctx: PlanContext): JobDecisi
   return { act: actions };
 }
 
-function refused(r: Extract<JobDecision, { refuse: string }>): Refused {
+function refused(r: Extract<JobDecision, { refuse: string }>): Omit<Aside, 'kind'> {
   return { reason: r.reason, note: r.refuse, regarding: target(r.job) };
 }
 
@@ -407,55 +407,54 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
     if (staysOwned || cmDeletes.has(a.target.uid)) actions.splice(i, 1);
     else cmDeletes.add(a.target.uid);
   }
+  // What else this look decided rides along with whatever it does, so nothing blocks the others:
+  // Jobs policy keeps (optional deletes the executor refuses with their Warning Events), Jobs
+  // refused (OLM's manual steps) or deferred to OLM (their Events), and the soonest re-check any of
+  // them asks for (a retry interval or TTL passing, a deadline) — red team 49, H1–H3.
+  const kept = held.map((a) => ({ ...a, optional: true }));
+  const refusedAsides: Aside[] = refusals.map((r) => ({ kind: 'refuse', ...refused(r) }));
+  const deferredAsides: Aside[] = defers.map((d) => ({ kind: 'defer', reason: 'DeferredToOlm', note: d.note, regarding: d.regarding }));
+  const later = soonest([...defers.map((d) => d.requeueAfterSeconds), ...waits]);
+  const beside = (p: Plan, asides: Aside[]): Plan => (asides.length ? { ...p, explained: asides } : p);
+  const acting = (summary: string, acts: Action[]): Plan =>
+    beside({ kind: 'act', summary, actions: [...acts, ...kept], ...(later ? { othersRecheckAfterSeconds: later } : {}) }, [...refusedAsides, ...deferredAsides]);
+
   if (actions.length) {
     const deleted = actions.filter((a) => a.reason === 'UnpackJobDeleted').map((a) => a.target.name);
     // ... and an upgrade the failed Job blocked (AtLatestKnown with BundleUnpackFailed, red team 24 U1).
     for (const sub of o.subscribers.filter(blockedOnUnpack)) {
       actions.push(nudge(sub, ctx.now, `Unpack Job ${deleted.map((n) => n.slice(0, 12) + '…').join(', ')} in ${o.namespace} was removed; touched the Subscription so OLM retries now.`, o));
     }
-    return {
-      kind: 'act',
-      actions: [...actions, ...held.map((a) => ({ ...a, optional: true }))],
-      summary: `removed ${deleted.length} stale unpack job(s) in ${o.namespace}`,
-      // A Job whose retry needs OLM's manual steps is still reported while others are removed.
-      ...(refusals.length ? { refusals: refusals.map(refused) } : {}),
-    };
+    return acting(`removed ${deleted.length} stale unpack job(s) in ${o.namespace}`, actions);
   }
-  // Only Jobs policy keeps: nothing is written, and each kept Job gets its Warning Event.
-  if (held.length) {
-    return {
-      kind: 'act',
-      actions: held.map((a) => ({ ...a, optional: true })),
-      summary: `kept ${held.length} unpack job(s) in ${o.namespace} that policy protects`,
-      ...(refusals.length ? { refusals: refusals.map(refused) } : {}),
-    };
+  const toNudge = o.subscribers.filter((sub) => {
+    // The same Subscriptions the deferral waited for, blocked upgrades included (red team 26, N1).
+    if (!nudges.length || !blockedOnUnpack(sub)) return false;
+    // The latest failure among the Jobs whose interval has passed (a retry Job's, after the first's).
+    const since = nudges.filter((d) => d.namespaces.includes(sub.metadata.namespace!)).map((d) => d.since);
+    const nudged = seconds(sub.metadata.annotations?.[MEDIC.nudge]);
+    return since.length > 0 && (nudged === undefined || nudged < Math.max(...since));
+  });
+  if (toNudge.length) {
+    const guardsFor = (sub: KubeObject): Guard[] => nudges.filter((d) => d.namespaces.includes(sub.metadata.namespace!)).flatMap((d) => d.guards);
+    return acting(
+      `nudged ${toNudge.length} Subscription(s) so OLM retries the failed unpack now`,
+      toNudge.map((sub) => nudge(sub, ctx.now, `${nudges[0]!.nudge}; touched the Subscription so OLM resolves (and retries the unpack) now instead of at its next resync.`, o, guardsFor(sub))),
+    );
   }
-  if (refusals.length) return { kind: 'refuse', ...refused(refusals[0]!) };
-  if (nudges.length) {
-    const subs = o.subscribers.filter((sub) => {
-      // The same Subscriptions the deferral waited for, blocked upgrades included (red team 26, N1).
-      if (!blockedOnUnpack(sub)) return false;
-      // The latest failure among the Jobs whose interval has passed (a retry Job's, after the first's).
-      const since = nudges.filter((d) => d.namespaces.includes(sub.metadata.namespace!)).map((d) => d.since);
-      const nudged = seconds(sub.metadata.annotations?.[MEDIC.nudge]);
-      return since.length > 0 && (nudged === undefined || nudged < Math.max(...since));
-    });
-    if (subs.length) {
-      const guardsFor = (sub: KubeObject): Guard[] => nudges.filter((d) => d.namespaces.includes(sub.metadata.namespace!)).flatMap((d) => d.guards);
-      return {
-        kind: 'act',
-        summary: `nudged ${subs.length} Subscription(s) so OLM retries the failed unpack now`,
-        actions: subs.map((sub) => nudge(sub, ctx.now, `${nudges[0]!.nudge}; touched the Subscription so OLM resolves (and retries the unpack) now instead of at its next resync.`, o, guardsFor(sub))),
-      };
-    }
-    // Already nudged since those failures; a later failure still inside its interval is waited for below.
-    if (!defers.length) return { kind: 'noop', reason: `${nudges[0]!.nudge}; the waiting Subscriptions were already nudged since the failure` };
+  // Only Jobs policy keeps to act on: nothing is written, and each kept Job gets its Warning Event.
+  if (kept.length) return acting(`kept ${kept.length} unpack job(s) in ${o.namespace} that policy protects`, []);
+  if (refusals.length) {
+    const [first, ...more] = refusedAsides;
+    return beside({ kind: 'refuse', reason: first!.reason, note: first!.note, regarding: first!.regarding, ...(later ? { requeueAfterSeconds: later } : {}) }, [...more, ...deferredAsides]);
   }
+  // Already nudged since those failures; a later failure still inside its interval (or a running
+  // Job) is waited for below.
+  if (nudges.length && !defers.length && !waits.length) return { kind: 'noop', reason: `${nudges[0]!.nudge}; the waiting Subscriptions were already nudged since the failure` };
   if (defers.length) {
-    // The soonest re-check among them (each Job's own interval or TTL).
-    const again = soonest(defers.map((d) => d.requeueAfterSeconds));
-    const d = defers[0]!;
-    return { kind: 'defer', reason: 'DeferredToOlm', note: d.note, regarding: d.regarding, ...(again ? { requeueAfterSeconds: again } : {}) };
+    // The soonest re-check among them (each Job's own interval or TTL, a running Job's deadline).
+    const [first, ...more] = deferredAsides;
+    return beside({ kind: 'defer', reason: first!.reason, note: first!.note, regarding: first!.regarding, ...(later ? { requeueAfterSeconds: later } : {}) }, more);
   }
   if (waits.length) return { kind: 'requeue', afterSeconds: Math.min(...waits), reason: 'unpack job still running within its deadline' };
   const owed = o.subscription && nudgeOwed(o.subscription, o, ctx);

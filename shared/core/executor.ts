@@ -16,7 +16,7 @@ import { InvalidValue } from '../kube/validate.js';
 import { ActionBudget, policyRefusal, type Policy, type Refusal } from './policy.js';
 import type { Recorder } from './recorder.js';
 import type { RefusedWrites } from './scheduling.js';
-import { soonest, type Action, type Plan, type Refused } from './types.js';
+import { soonest, type Action, type Aside, type Plan } from './types.js';
 
 export interface ExecutorDeps {
   writer: Writer;
@@ -92,7 +92,7 @@ export function createExecutor(deps: ExecutorDeps) {
     return live && live.metadata.uid === action.target.uid && contains(live, { ...action.patch, metadata: { ...action.patch.metadata, resourceVersion: undefined } }) ? 'done' : undefined;
   }
 
-  async function explain(fn: string, p: Extract<Plan, { kind: 'refuse' | 'defer' }> | (Refused & { kind: 'refuse' })): Promise<void> {
+  async function explain(fn: string, p: Extract<Plan, { kind: 'refuse' | 'defer' }> | Aside): Promise<void> {
     await recorder.record({
       fn,
       regarding: p.regarding,
@@ -106,18 +106,20 @@ export function createExecutor(deps: ExecutorDeps) {
 
   return async function execute(fn: string, plan: Plan, targetName: string): Promise<ExecResult> {
     const base = { function: fn, target: targetName };
+    // What the same look decided about other objects is recorded whatever becomes of the plan.
+    for (const aside of plan.explained ?? []) await explain(fn, aside);
     switch (plan.kind) {
       case 'noop':
-        return { ...base, status: 'noop', reason: plan.reason };
+        return { ...base, status: 'noop', reason: plan.reason + asides(plan) };
       case 'requeue':
-        return { ...base, status: 'requeued', reason: plan.reason, requeueAfterSeconds: plan.afterSeconds };
+        return { ...base, status: 'requeued', reason: plan.reason + asides(plan), requeueAfterSeconds: plan.afterSeconds };
       case 'refuse':
       case 'defer':
         await explain(fn, plan);
         return {
           ...base,
           status: plan.kind === 'refuse' ? 'refused' : 'deferred',
-          reason: `${plan.reason}: ${plan.note}`,
+          reason: `${plan.reason}: ${plan.note}${asides(plan)}`,
           ...(plan.requeueAfterSeconds ? { requeueAfterSeconds: plan.requeueAfterSeconds } : {}),
         };
       case 'act':
@@ -126,8 +128,6 @@ export function createExecutor(deps: ExecutorDeps) {
   };
 
   async function act(fn: string, plan: Extract<Plan, { kind: 'act' }>, base: { function: string; target: string }): Promise<ExecResult> {
-    // What the same look refused beside its actions is recorded whatever becomes of them.
-    for (const r of plan.refusals ?? []) await explain(fn, { kind: 'refuse', ...r });
     // Policy is checked for every action before any write. A refused required action refuses the
     // whole plan (never half-applied by policy); a refused optional one is skipped, so one opted-out
     // or protected object never blocks the fix for the others.
@@ -267,7 +267,7 @@ export function createExecutor(deps: ExecutorDeps) {
     const kept =
       (skipped.length ? `; refused by policy: ${skipped.map(({ action }) => refString(action.target)).join(', ')}` : '') +
       (apiRefused.length ? `; refused by the apiserver: ${apiRefused.map((a) => refString(a.target)).join(', ')}` : '') +
-      (plan.refusals?.length ? `; refused: ${plan.refusals.map((r) => `${r.regarding.kind} ${r.regarding.name} (${r.reason})`).join(', ')}` : '');
+      asides(plan);
     // A simulated write changes nothing to look at again: a dry run keeps only the others' re-check.
     // A new refusal is looked at again as planned: the next plan knows of it (refusals) and may go
     // on (finalizer-cleanup releases the CSV); a known one changes nothing to look at again.
@@ -280,6 +280,14 @@ export function createExecutor(deps: ExecutorDeps) {
       ...(again ? { requeueAfterSeconds: again } : {}),
     };
   }
+}
+
+/** The plan's asides for its outcome's reason: `; refused: Job a (Reason); deferred: …`. */
+function asides(plan: Plan): string {
+  const of = (kind: Aside['kind']): string => (plan.explained ?? []).filter((a) => a.kind === kind).map((a) => `${a.regarding.kind} ${a.regarding.name} (${a.reason})`).join(', ');
+  const refused = of('refuse');
+  const deferred = of('defer');
+  return (refused ? `; refused: ${refused}` : '') + (deferred ? `; deferred: ${deferred}` : '');
 }
 
 /** A write failed after others of the plan were made: the error, with those writes. */

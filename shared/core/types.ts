@@ -75,27 +75,36 @@ export type Action =
       patch: { metadata?: Record<string, unknown>; [field: string]: unknown };
     });
 
-export type Plan =
+export type Plan = (
   /** Nothing wrong, or not ours. No Event. */
   | { kind: 'noop'; reason: string }
   /** Something is wrong but it is not safe or not ours to fix: Warning Event, no write. */
-  | ({ kind: 'refuse' } & Explained & { regarding: Target | (Ref & { uid?: string }); requeueAfterSeconds?: number })
+  | ({ kind: 'refuse' } & Explanation)
   /** OLM's own fix is active (or will be): Normal Event, no write; optionally look again later. */
-  | ({ kind: 'defer' } & Explained & { regarding: Target | (Ref & { uid?: string }); requeueAfterSeconds?: number })
+  | ({ kind: 'defer' } & Explanation)
   /** Not yet: check again after `afterSeconds` (e.g. a fence has not expired). */
   | { kind: 'requeue'; afterSeconds: number; reason: string }
   /**
    * Perform these writes in order. `requeueAfterSeconds`: look again after they land (e.g. wait for
    * GC); dropped when policy refuses every action (nothing landed: a look would find the same).
    * `othersRecheckAfterSeconds`: what the plan waits on besides its actions (another pod inside its
-   * fence), looked at again then whatever becomes of the actions.
-   * `refusals`: what the plan also found and will not touch (another target of the same look): each
-   * is recorded as a Warning Event like a refuse plan's, whatever becomes of the actions.
+   * fence, another Job deferred to OLM), looked at again then whatever becomes of the actions.
    */
-  | { kind: 'act'; actions: Action[]; summary: string; requeueAfterSeconds?: number; othersRecheckAfterSeconds?: number; refusals?: Refused[] };
+  | { kind: 'act'; actions: Action[]; summary: string; requeueAfterSeconds?: number; othersRecheckAfterSeconds?: number }
+) & {
+  /**
+   * What the same look also decided about other targets and will not write to (a look at a whole
+   * catalog namespace finds several Jobs): each is recorded as its Event — Warning for a refusal,
+   * Normal for a deferral — whatever the plan's own kind and whatever becomes of its actions.
+   */
+  explained?: Aside[];
+};
 
-/** A refusal made beside a plan's actions. */
-export type Refused = Explained & { regarding: Target | (Ref & { uid?: string }) };
+/** A decision about one object that is explained (an Event) rather than written. */
+export type Explanation = Explained & { regarding: Target | (Ref & { uid?: string }); requeueAfterSeconds?: number };
+
+/** A refusal or a deferral made beside a plan (Plan.explained). */
+export type Aside = { kind: 'refuse' | 'defer' } & Explained & { regarding: Target | (Ref & { uid?: string }) };
 
 /** The policy a plan may take into account (the executor enforces it again for every write). */
 export interface PlanPolicy {

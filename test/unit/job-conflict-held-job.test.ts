@@ -70,7 +70,7 @@ describe('job-conflict: a refusal beside the actions is kept', () => {
   it('another Job of the namespace deleted: the UnpackRetryNeedsManualSteps refusal about Job 0 rides along (before: dropped until Job 0 was looked at alone)', () => {
     const p = plan(legacy([failed(0), failed(1)]), ctx);
     expect(acts(p)).toEqual(['delete Job/job-1', 'delete ConfigMap/cm-1 (optional)', 'patch Subscription/sub-b (optional)']);
-    expect(p.kind === 'act' && p.refusals?.map((r) => `${r.reason} ${r.regarding.kind}/${r.regarding.uid}`)).toEqual(['UnpackRetryNeedsManualSteps Job/job-0']);
+    expect(p.explained?.map((r) => `${r.kind} ${r.reason} ${r.regarding.kind}/${r.regarding.uid}`)).toEqual(['refuse UnpackRetryNeedsManualSteps Job/job-0']);
   });
 
   it('twin: Job 0 alone: the plan is the refusal, as before', () => {
@@ -79,6 +79,6 @@ describe('job-conflict: a refusal beside the actions is kept', () => {
 
   it('twin: no legacy InstallPlan: both Jobs deleted, no refusal', () => {
     const p = plan(observed([failed(0), failed(1)]), ctx);
-    expect(p.kind === 'act' && p.refusals).toBeUndefined();
+    expect(p.explained).toBeUndefined();
   });
 });

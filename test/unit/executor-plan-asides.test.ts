@@ -1,8 +1,9 @@
 /**
- * "Records a Kubernetes Event for every action and every refusal": an acting plan may also refuse
- * another target of the same look (job-conflict: a Job whose retry needs OLM's manual steps, beside
- * another Job it deletes). The executor records each such refusal as a Warning Event, whatever
- * becomes of the actions — written, dry-run, refused by policy, or rate-limited.
+ * "Records a Kubernetes Event for every action and every refusal": a plan may also refuse or defer
+ * other targets of the same look (job-conflict: a Job whose retry needs OLM's manual steps, or one
+ * left to OLM's retry interval, beside another Job it deletes). The executor records each such aside
+ * as its Event (Warning / Normal), whatever the plan's kind and whatever becomes of its actions —
+ * written, dry-run, refused by policy, or rate-limited.
  */
 import { describe, expect, it } from 'vitest';
 import { createExecutor } from '../../shared/core/executor.js';
@@ -34,14 +35,17 @@ const acting = (namespace = 'olm'): Plan => ({
   kind: 'act',
   summary: 'removed 1 stale unpack job(s)',
   actions: [{ verb: 'delete', target: job('j1', namespace), propagationPolicy: 'Background', reason: 'UnpackJobDeleted', note: 'Deleted j1.' }],
-  refusals: [{ reason: 'UnpackRetryNeedsManualSteps', note: 'OLM <= v0.24 keeps the failure in InstallPlan ns-b/install-abc', regarding: job('j0', namespace) }],
+  explained: [
+    { kind: 'refuse', reason: 'UnpackRetryNeedsManualSteps', note: 'OLM <= v0.24 keeps the failure in InstallPlan ns-b/install-abc', regarding: job('j0', namespace) },
+    { kind: 'defer', reason: 'DeferredToOlm', note: 'OLM retries failed unpacks itself', regarding: job('j2', namespace) },
+  ],
 });
 
-describe('executor: refusals beside an acting plan get their Warning Event', () => {
+describe('executor: refusals and deferrals beside a plan get their Events', () => {
   it('the action is written and the refusal recorded', async () => {
     const r = await run(acting());
     expect(r.writes).toEqual(['delete Job/j1']);
-    expect(r.events).toEqual(['Warning UnpackRetryNeedsManualSteps Job/j0', 'Normal UnpackJobDeleted Job/j1']);
+    expect(r.events).toEqual(['Warning UnpackRetryNeedsManualSteps Job/j0', 'Normal DeferredToOlm Job/j2', 'Normal UnpackJobDeleted Job/j1']);
     expect(r.status).toBe('acted');
   });
 
@@ -56,7 +60,7 @@ describe('executor: refusals beside an acting plan get their Warning Event', () 
     const r = await run(acting('kube-system'), { protectedNamespaces: new Set(['kube-system']) });
     expect(r.writes).toEqual([]);
     expect(r.events[0]).toBe('Warning UnpackRetryNeedsManualSteps Job/j0');
-    expect(r.events).toHaveLength(2);
+    expect(r.events).toHaveLength(3);
     expect(r.status).toBe('refused');
   });
 
@@ -69,7 +73,13 @@ describe('executor: refusals beside an acting plan get their Warning Event', () 
 
   it('twin: a plan without refusals records only its action', async () => {
     const p = acting();
-    delete (p as { refusals?: unknown }).refusals;
+    delete p.explained;
     expect((await run(p)).events).toEqual(['Normal UnpackJobDeleted Job/j1']);
+  });
+
+  it('a refuse plan with another refusal beside it: both Warnings', async () => {
+    const r = await run({ kind: 'refuse', reason: 'UnpackRetryNeedsManualSteps', note: 'n', regarding: job('j1'), explained: [{ kind: 'refuse', reason: 'UnpackRetryNeedsManualSteps', note: 'n', regarding: job('j0') }] });
+    expect(r.events.sort()).toEqual(['Warning UnpackRetryNeedsManualSteps Job/j0', 'Warning UnpackRetryNeedsManualSteps Job/j1']);
+    expect(r.status).toBe('refused');
   });
 });
