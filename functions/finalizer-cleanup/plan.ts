@@ -562,8 +562,6 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   const pending = removable.filter((c) => !c.live!.metadata.deletionTimestamp);
   if (pending.length) return { kind: 'act', summary: `removing ${pending.length} leftover(s) of operator ${op.metadata.name}`, requeueAfterSeconds: 2, actions: [...pending.map(gone), ...heldActions] };
   if (removable.length) return { kind: 'requeue', afterSeconds: deletingWait(removable.map((c) => c.live!), now, 2), reason: 'waiting for leftovers to finish deleting' };
-  // Only what policy keeps is left: refused (Warning Events), no re-check (nothing would change).
-  if (heldActions.length) return { kind: 'act', summary: `kept ${heldActions.length} leftover(s) of operator ${op.metadata.name} that policy protects`, actions: heldActions };
   // What we keep (CRDs, namespaces, objects another operator shares) must lose THIS operator's
   // label, or OLM recreates the Operator object (§5). Guarded as a delete is: a cluster-scoped one
   // attributed to a protected namespace keeps its label, and with it the Operator object (red team 46, P1).
@@ -584,22 +582,25 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   };
   const heldLabels = toUnlabel.filter((c) => policyRefusal(ctx.policy, unlabel(c)));
   const unlabelled = toUnlabel.filter((c) => !heldLabels.includes(c));
+  const gateWhy = gate.why;
+  /** Beside a plan of kept objects only: the refusal that says what else keeps the Operator object. */
+  const besideRest = (p: Plan): Plan => {
+    const rest = finish();
+    return rest.kind === 'refuse' ? { ...p, explained: [{ kind: 'refuse', reason: rest.reason, note: rest.note, regarding: rest.regarding }] } : p;
+  };
+  // Only what policy keeps is left: refused (Warning Events), no re-check (nothing would change);
+  // what else keeps the Operator object (a Secret, parts not attributable) is said beside them
+  // (red team 50: only the kept leftover's Warning was recorded).
+  if (heldActions.length) {
+    return besideRest({ kind: 'act', summary: `kept ${heldActions.length} leftover(s) of operator ${op.metadata.name} that policy protects`, actions: heldActions });
+  }
   if (unlabelled.length) {
     return { kind: 'act', summary: `unlabelled ${unlabelled.length} kept object(s) of operator ${op.metadata.name}`, requeueAfterSeconds: 2, actions: [...unlabelled, ...heldLabels].map(unlabel) };
   }
-  const gateWhy = gate.why;
-  const rest = finish();
   // Only labels policy keeps are left: refused (Warning Events), no re-check; the Operator object
   // stays, and what else keeps it (a Subscription, parts not attributable) is said beside them.
-  if (heldLabels.length) {
-    return {
-      kind: 'act',
-      summary: `kept the label on ${heldLabels.length} object(s) of operator ${op.metadata.name} that policy protects`,
-      actions: heldLabels.map(unlabel),
-      ...(rest.kind === 'refuse' ? { explained: [{ kind: 'refuse' as const, reason: rest.reason, note: rest.note, regarding: rest.regarding }] } : {}),
-    };
-  }
-  return rest;
+  if (heldLabels.length) return besideRest({ kind: 'act', summary: `kept the label on ${heldLabels.length} object(s) of operator ${op.metadata.name} that policy protects`, actions: heldLabels.map(unlabel) });
+  return finish();
 
   function finish(): Plan {
     if (elsewhere.length || (o.scope && subscribed.size)) {
@@ -612,7 +613,11 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
     // ... and so do the labels policy keeps (red team 49, N1: the refusal beside their Warnings
     // promised the Operator object's removal once the others were dealt with).
     const keptOthers = [...stuck.map(where), ...reported.map((c) => `${where(c)} (${c.unreadable})`), ...foreign.map((c) => `${where(c)} (not attributable to this install)`)];
-    const keptHere = [...keptOthers, ...heldLabels.map((c) => `${where(c)} (its label kept by policy: opted out, or a protected namespace)`)];
+    const keptHere = [
+      ...keptOthers,
+      ...held.map((c) => `${where(c)} (kept by policy: opted out, or a protected namespace)`),
+      ...heldLabels.map((c) => `${where(c)} (its label kept by policy: opted out, or a protected namespace)`),
+    ];
     if (subscribed.size) {
       const claim = o.claimants.map((s) => `${s.metadata.namespace}/${s.metadata.name}`).join(', ');
       return {

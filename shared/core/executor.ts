@@ -144,7 +144,7 @@ export function createExecutor(deps: ExecutorDeps) {
       else if (action.optional) skipped.push({ action, refusal });
       else {
         await recorder.record({ fn, regarding: action.regarding ?? action.target, reason: refusal.reason, note: refusal.note, type: 'Warning', action: 'Refuse', stateKey: stateKey(action) });
-        return { ...base, status: 'refused', reason: `${refusal.reason}: ${refusal.note}` };
+        return { ...base, status: 'refused', reason: `${refusal.reason}: ${refusal.note}${asides(plan)}` };
       }
     }
     for (const { action, refusal } of skipped) {
@@ -156,7 +156,7 @@ export function createExecutor(deps: ExecutorDeps) {
       return {
         ...base,
         status: 'refused',
-        reason: skipped.map(({ refusal }) => `${refusal.reason}: ${refusal.note}`).join('; '),
+        reason: skipped.map(({ refusal }) => `${refusal.reason}: ${refusal.note}`).join('; ') + asides(plan),
         ...(plan.othersRecheckAfterSeconds ? { requeueAfterSeconds: plan.othersRecheckAfterSeconds } : {}),
       };
     }
@@ -173,7 +173,7 @@ export function createExecutor(deps: ExecutorDeps) {
         stateKey: `${stateKey(first)}/rate-limited`,
       });
       const wait = budget.retryAfterSeconds(charged);
-      return { ...base, status: 'rate-limited', reason: `action budget used up; retry in ${wait}s`, requeueAfterSeconds: wait };
+      return { ...base, status: 'rate-limited', reason: `action budget used up; retry in ${wait}s${asides(plan)}`, requeueAfterSeconds: wait };
     }
     const results: ActionResult[] = [];
     const apiRefused: Action[] = [];

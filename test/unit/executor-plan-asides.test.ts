@@ -14,7 +14,7 @@ import type { KubeObject, Writer } from '../../shared/kube/types.js';
 
 const NOW = new Date('2026-03-01T12:00:00Z');
 
-function run(plan: Plan, over: Partial<Policy> = {}, usedUp = false): Promise<{ events: string[]; writes: string[]; status: string }> {
+function run(plan: Plan, over: Partial<Policy> = {}, usedUp = false): Promise<{ events: string[]; writes: string[]; status: string; reason: string }> {
   const events: EventRecord[] = [];
   const writes: string[] = [];
   const writer = {
@@ -27,7 +27,7 @@ function run(plan: Plan, over: Partial<Policy> = {}, usedUp = false): Promise<{ 
   const budget = new ActionBudget(1, 60_000, () => NOW.getTime());
   if (usedUp) budget.take(1);
   const execute = createExecutor({ writer, recorder, policy, budget });
-  return execute('job-conflict', plan, 'ns/olm').then((r) => ({ events: events.map((e) => `${e.type} ${e.reason} ${e.regarding.kind}/${e.regarding.name}`), writes, status: r.status }));
+  return execute('job-conflict', plan, 'ns/olm').then((r) => ({ events: events.map((e) => `${e.type} ${e.reason} ${e.regarding.kind}/${e.regarding.name}`), writes, status: r.status, reason: 'reason' in r ? String(r.reason) : '' }));
 }
 
 const job = (name: string, namespace = 'olm') => ({ apiVersion: 'batch/v1', kind: 'Job', name, namespace, uid: `uid-${name}`, resourceVersion: '7' });
@@ -62,6 +62,7 @@ describe('executor: refusals and deferrals beside a plan get their Events', () =
     expect(r.events[0]).toBe('Warning UnpackRetryNeedsManualSteps Job/j0');
     expect(r.events).toHaveLength(3);
     expect(r.status).toBe('refused');
+    expect(r.reason, 'the outcome names the asides too').toMatch(/refused: Job j0 \(UnpackRetryNeedsManualSteps\); deferred: Job j2 \(DeferredToOlm\)$/);
   });
 
   it('rate-limited: the refusal is still recorded', async () => {
