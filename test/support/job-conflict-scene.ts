@@ -14,6 +14,18 @@ export const CATALOG = 'operatorhubio-catalog';
 export const IMAGE = 'quay.io/operatorhubio/etcd@sha256:5e9e2a1ed1e3ab0b0f9b4e6f4a8b9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1';
 export const HASH = olm.unpackHash(IMAGE);
 
+/**
+ * Two bundle images of CATALOG (two unpack Jobs side by side in CAT), and a stamp giving a built
+ * object its uid, resourceVersion 7, an age of a day before `now` and, if asked, annotations.
+ */
+export function twoBundles(now: Date) {
+  const images = ['quay.io/operatorhubio/etcd@sha256:' + 'a'.repeat(64), 'quay.io/operatorhubio/redis@sha256:' + 'b'.repeat(64)] as const;
+  const ago = (s: number): Date => new Date(now.getTime() - s * 1000);
+  const stamp = (o: olm.Obj, uid: string, annotations?: Record<string, string>): KubeObject =>
+    ({ ...o, metadata: { ...o.metadata, uid, resourceVersion: '7', creationTimestamp: olm.rfc3339(ago(86400)), ...(annotations ? { annotations } : {}) } }) as KubeObject;
+  return { IMAGES: images, ago, stamp };
+}
+
 /** An in-memory Reader: get by identity, list by kind, namespace and a simple label selector. */
 export function memReader(objects: KubeObject[]): Reader {
   const matches = (o: KubeObject, sel?: string): boolean =>

@@ -18,14 +18,11 @@ import type { EventRecord, Recorder } from '../../shared/core/recorder.js';
 import { NO_POLICY, type Plan, type PlanContext } from '../../shared/core/types.js';
 import type { KubeObject, Writer } from '../../shared/kube/types.js';
 import * as olm from '../fixtures/olm-objects.js';
-import { CAT, CATALOG } from '../support/job-conflict-scene.js';
+import { CAT, CATALOG, twoBundles } from '../support/job-conflict-scene.js';
 
 const NOW = new Date('2025-06-01T12:00:00Z');
 const ctx: PlanContext = { now: NOW, options: { marginSeconds: 60 }, policy: { ...NO_POLICY } };
-const ago = (s: number): Date => new Date(NOW.getTime() - s * 1000);
-const IMAGES = ['quay.io/operatorhubio/etcd@sha256:' + 'a'.repeat(64), 'quay.io/operatorhubio/redis@sha256:' + 'b'.repeat(64)];
-const stamp = (o: olm.Obj, uid: string, annotations?: Record<string, string>): KubeObject =>
-  ({ ...o, metadata: { ...o.metadata, uid, resourceVersion: '7', creationTimestamp: olm.rfc3339(ago(86400)), ...(annotations ? { annotations } : {}) } }) as KubeObject;
+const { IMAGES, ago, stamp } = twoBundles(NOW);
 
 /** Job 0: failed long ago, its owner ConfigMap gone (stale owner: deleted, not left to the interval); opted out if asked. */
 function orphaned(optedOut: boolean): JobFacts {
