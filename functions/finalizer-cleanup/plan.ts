@@ -529,7 +529,10 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   // A leftover policy keeps (opted out, or of a protected namespace) will never go: no stage waits
   // for it. Its delete rides along with every acting plan, refused by the executor with a Warning
   // Event; once the rest is gone the uninstall stops there (the Operator object stays).
-  const held = toDelete.filter((c) => !c.live!.metadata.deletionTimestamp && policyRefusal(ctx.policy, gone(c)));
+  // So does one whose delete the apiserver refused for good lately, in this very state (admission,
+  // narrowed RBAC: its WriteRefused Event was recorded then; red team 51, H2).
+  const refusedNow = (c: Component, reason: string): boolean => ctx.refusedWrite?.(reason, c.live!.metadata.uid, c.live!.metadata.resourceVersion) !== undefined;
+  const held = toDelete.filter((c) => !c.live!.metadata.deletionTimestamp && (policyRefusal(ctx.policy, gone(c)) || refusedNow(c, 'OperatorLeftoverDeleted')));
   const removable = toDelete.filter((c) => !held.includes(c));
   const heldActions = held.map(gone);
   // Staged: one kind alone, and nothing after it until its objects are gone.
@@ -554,14 +557,11 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   if (blocking.length) return { kind: 'requeue', afterSeconds: backOff(blocking.map((p) => p.since), now, 2), reason: `waiting for InstallPlan ${blocking.map((p) => `${p.namespace}/${p.plan} (${p.phase})`).join(', ')} to finish: OLM would re-create the CSV it lists` };
   const staged = stage('ClusterServiceVersion', 'CSV(s)', 2);
   if (staged) return staged;
-  // A CSV policy keeps stays, and OLM recreates what it owns: nothing after it is deleted.
+  // A CSV policy keeps stays, and OLM recreates what it owns: nothing after it is deleted (below).
   const keptCsvs = held.filter((c) => c.ref.kind === 'ClusterServiceVersion');
-  if (keptCsvs.length) {
-    return { kind: 'act', summary: `kept ${keptCsvs.map(where).join(', ')} that policy protects, and so the rest of operator ${op.metadata.name} (OLM would recreate it)`, actions: heldActions };
-  }
-  const pending = removable.filter((c) => !c.live!.metadata.deletionTimestamp);
+  const pending = keptCsvs.length ? [] : removable.filter((c) => !c.live!.metadata.deletionTimestamp);
   if (pending.length) return { kind: 'act', summary: `removing ${pending.length} leftover(s) of operator ${op.metadata.name}`, requeueAfterSeconds: 2, actions: [...pending.map(gone), ...heldActions] };
-  if (removable.length) return { kind: 'requeue', afterSeconds: deletingWait(removable.map((c) => c.live!), now, 2), reason: 'waiting for leftovers to finish deleting' };
+  if (removable.length && !keptCsvs.length) return { kind: 'requeue', afterSeconds: deletingWait(removable.map((c) => c.live!), now, 2), reason: 'waiting for leftovers to finish deleting' };
   // What we keep (CRDs, namespaces, objects another operator shares) must lose THIS operator's
   // label, or OLM recreates the Operator object (§5). Guarded as a delete is: a cluster-scoped one
   // attributed to a protected namespace keeps its label, and with it the Operator object (red team 46, P1).
@@ -580,29 +580,34 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
         : `Kept ${where(c)} (olm-medic never deletes ${c.ref.kind}s) and removed label ${key} so OLM does not recreate Operator ${op.metadata.name}.`,
     };
   };
-  const heldLabels = toUnlabel.filter((c) => policyRefusal(ctx.policy, unlabel(c)));
+  const heldLabels = toUnlabel.filter((c) => policyRefusal(ctx.policy, unlabel(c)) || refusedNow(c, 'ComponentLabelRemoved'));
   const unlabelled = toUnlabel.filter((c) => !heldLabels.includes(c));
   const gateWhy = gate.why;
   /** Beside a plan of kept objects only: the refusal that says what else keeps the Operator object. */
-  const besideRest = (p: Plan): Plan => {
-    const rest = finish();
+  const besideRest = (p: Plan, removedOthers = true): Plan => {
+    const rest = finish(removedOthers);
     return rest.kind === 'refuse' ? { ...p, explained: [{ kind: 'refuse', reason: rest.reason, note: rest.note, regarding: rest.regarding }] } : p;
   };
+  // A kept CSV: the rest of the operator stays with it; what else carries the key is said beside
+  // its Warning (red team 51, H1: a Secret went unsaid).
+  if (keptCsvs.length) {
+    return besideRest({ kind: 'act', summary: `kept ${keptCsvs.map(where).join(', ')} (policy, or refused by the apiserver), and so the rest of operator ${op.metadata.name} (OLM would recreate it)`, actions: heldActions }, false);
+  }
   // Only what policy keeps is left: refused (Warning Events), no re-check (nothing would change);
   // what else keeps the Operator object (a Secret, parts not attributable) is said beside them
   // (red team 50: only the kept leftover's Warning was recorded).
   if (heldActions.length) {
-    return besideRest({ kind: 'act', summary: `kept ${heldActions.length} leftover(s) of operator ${op.metadata.name} that policy protects`, actions: heldActions });
+    return besideRest({ kind: 'act', summary: `kept ${heldActions.length} leftover(s) of operator ${op.metadata.name} (policy, or refused by the apiserver)`, actions: heldActions });
   }
   if (unlabelled.length) {
     return { kind: 'act', summary: `unlabelled ${unlabelled.length} kept object(s) of operator ${op.metadata.name}`, requeueAfterSeconds: 2, actions: [...unlabelled, ...heldLabels].map(unlabel) };
   }
   // Only labels policy keeps are left: refused (Warning Events), no re-check; the Operator object
   // stays, and what else keeps it (a Subscription, parts not attributable) is said beside them.
-  if (heldLabels.length) return besideRest({ kind: 'act', summary: `kept the label on ${heldLabels.length} object(s) of operator ${op.metadata.name} that policy protects`, actions: heldLabels.map(unlabel) });
+  if (heldLabels.length) return besideRest({ kind: 'act', summary: `kept the label on ${heldLabels.length} object(s) of operator ${op.metadata.name} (policy, or refused by the apiserver)`, actions: heldLabels.map(unlabel) });
   return finish();
 
-  function finish(): Plan {
+  function finish(removedOthers = true): Plan {
     if (elsewhere.length || (o.scope && subscribed.size)) {
       // The rest (other namespaces' parts, the Operator object) is for an unscoped look.
       return { kind: 'noop', reason: `the part of ${op.metadata.name} in ${o.scope} is uninstalled; left to a look at all of it: ${elsewhere.length ? elsewhere.map(where).join(', ') : `the parts ${[...subscribed].join(', ')} still use`}` };
@@ -615,8 +620,8 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
     const keptOthers = [...stuck.map(where), ...reported.map((c) => `${where(c)} (${c.unreadable})`), ...foreign.map((c) => `${where(c)} (not attributable to this install)`)];
     const keptHere = [
       ...keptOthers,
-      ...held.map((c) => `${where(c)} (kept by policy: opted out, or a protected namespace)`),
-      ...heldLabels.map((c) => `${where(c)} (its label kept by policy: opted out, or a protected namespace)`),
+      ...held.map((c) => `${where(c)} (${refusedNow(c, 'OperatorLeftoverDeleted') ? 'its delete refused by the apiserver' : 'kept by policy: opted out, or a protected namespace'})`),
+      ...heldLabels.map((c) => `${where(c)} (${refusedNow(c, 'ComponentLabelRemoved') ? 'its unlabel refused by the apiserver' : 'its label kept by policy: opted out, or a protected namespace'})`),
     ];
     if (subscribed.size) {
       const claim = o.claimants.map((s) => `${s.metadata.namespace}/${s.metadata.name}`).join(', ');
@@ -632,7 +637,7 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
       return {
         kind: 'refuse',
         reason: 'UninstallSecretsKept',
-        note: `Removed the other leftovers of ${op.metadata.name}; ${keptHere.join(', ')} still carry ${key}. olm-medic does not change these (it never reads Secrets, and it touches nothing it cannot read or attribute to this install, or that policy keeps): delete them or remove the label, and the Operator object will be removed.`,
+        note: `${removedOthers ? `Removed the other leftovers of ${op.metadata.name}` : `The leftovers of ${op.metadata.name} stay with the CSV kept`}; ${keptHere.join(', ')} still carry ${key}. olm-medic does not change these (it never reads Secrets, and it touches nothing it cannot read or attribute to this install, or that policy keeps): delete them or remove the label, and the Operator object will be removed.`,
         regarding,
       };
     }

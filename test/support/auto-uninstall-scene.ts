@@ -99,6 +99,17 @@ export function componentsSelecting(key: string, parts: KubeObject[]): Record<st
   };
 }
 
+/** Operator etcd.ns-a whose uninstall a user requested (`olm-medic.io/uninstall: "true"`), its refs the parts under KEY. */
+export function requestedOperator(parts: KubeObject[]): KubeObject {
+  return {
+    apiVersion: 'operators.coreos.com/v1',
+    kind: 'Operator',
+    metadata: { name: 'etcd.ns-a', uid: 'op-1', resourceVersion: '60', creationTimestamp: iso(86400 * 60), annotations: { [MEDIC.uninstall]: 'true' } },
+    spec: {},
+    status: { components: componentsSelecting(KEY, parts) },
+  };
+}
+
 export function recordedOperator(parts: KubeObject[], csvs = 'ns-a/etcdoperator.v0.9.4'): KubeObject {
   const marker = MEDIC.uninstall;
   return {

@@ -11,26 +11,26 @@ import { describe, expect, it } from 'vitest';
 import { allFunctions } from '../../functions/index.js';
 import { loadConfig } from '../../shared/core/config.js';
 import type { KubeObject } from '../../shared/kube/types.js';
-import { componentsSelecting, iso, NOW } from '../support/auto-uninstall-scene.js';
+import { iso, KEY, NOW, requestedOperator } from '../support/auto-uninstall-scene.js';
 import { handleOnce, recordingKube, refUpdate } from '../support/fake-runtime.js';
 
-const KEY = 'operators.coreos.com/etcd.ns-a';
 const sa = (optedOut: boolean): KubeObject => ({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'etcd-operator', namespace: 'ns-a', uid: 'sa-1', resourceVersion: '30', creationTimestamp: iso(86400 * 30), labels: { [KEY]: '' }, ...(optedOut ? { annotations: { 'olm-medic.io/ignore': 'true' } } : {}) } });
+const csv = (optedOut: boolean): KubeObject => ({
+  apiVersion: 'operators.coreos.com/v1alpha1',
+  kind: 'ClusterServiceVersion',
+  metadata: { name: 'etcdoperator.v0.9.4', namespace: 'ns-a', uid: 'csv-1', resourceVersion: '20', creationTimestamp: iso(86400 * 30), labels: { [KEY]: '' }, ...(optedOut ? { annotations: { 'olm-medic.io/ignore': 'true' } } : {}) },
+  spec: {},
+  status: { phase: 'Failed' },
+});
 const crd: KubeObject = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'etcdclusters.etcd.database.coreos.com', uid: 'crd-1', resourceVersion: '31', creationTimestamp: iso(86400 * 30), labels: { [KEY]: '' } }, spec: {} };
 const secret: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'etcd-cert', namespace: 'ns-a', uid: 'secret-1', resourceVersion: '32', creationTimestamp: iso(86400 * 30), labels: { [KEY]: '' } } };
-const operator = (parts: KubeObject[]): KubeObject => ({
-  apiVersion: 'operators.coreos.com/v1',
-  kind: 'Operator',
-  metadata: { name: 'etcd.ns-a', uid: 'op-1', resourceVersion: '60', creationTimestamp: iso(86400 * 60), annotations: { 'olm-medic.io/uninstall': 'true' } },
-  spec: {},
-  status: { components: componentsSelecting(KEY, parts) },
-});
+const operator = requestedOperator;
 
-async function run(objects: KubeObject[]): Promise<{ writes: string[]; events: string[] }> {
+async function run(objects: KubeObject[]): Promise<{ writes: string[]; events: string[]; requeue: unknown[] }> {
   const events: string[] = [];
   const { kube, writes } = recordingKube(objects, { now: () => NOW, create: async (o) => (o.kind === 'Event' && events.push(`${(o as { reason?: string }).reason} ${(o as { regarding?: { kind: string } }).regarding?.kind}`), o) });
-  await handleOnce(kube, { now: () => NOW, config: loadConfig({}, allFunctions) }, refUpdate({ apiVersion: 'operators.coreos.com/v1', kind: 'Operator', name: 'etcd.ns-a' }));
-  return { writes: [...new Set(writes)], events: [...new Set(events)] };
+  const out = await handleOnce(kube, { now: () => NOW, config: loadConfig({}, allFunctions) }, refUpdate({ apiVersion: 'operators.coreos.com/v1', kind: 'Operator', name: 'etcd.ns-a' }));
+  return { writes: [...new Set(writes)], events: [...new Set(events)], requeue: out.map((x) => (x as { requeueAfterSeconds?: number }).requeueAfterSeconds) };
 }
 
 describe('red team 50: a kept leftover no longer hides the Secret that also keeps the Operator object', () => {
@@ -54,5 +54,22 @@ describe('red team 50: a kept leftover no longer hides the Secret that also keep
   it('twin: Secret alone: UninstallSecretsKept', async () => {
     const r = await run([secret, operator([secret])]);
     expect(r.events).toContain('UninstallSecretsKept Operator');
+  });
+});
+
+// Red team 51, H1 (fixed): a kept CSV stops the uninstall at its stage (OLM recreates what it owns),
+// and that return came before the note: the Secret went unsaid, and no later look was planned.
+describe('red team 51 H1: a kept CSV no longer hides the Secret that also keeps the Operator object', () => {
+  it("opted-out CSV + Secret: the Secret is named (UninstallSecretsKept) beside the CSV's Warning; nothing written, no re-check", async () => {
+    const r = await run([csv(true), secret, operator([csv(true), secret])]);
+    expect(r.writes).toEqual([]);
+    expect(r.events).toContain('OptedOut Operator');
+    expect(r.requeue.every((x) => x === undefined)).toBe(true);
+    expect(r.events).toContain('UninstallSecretsKept Operator');
+  });
+
+  it('twin: CSV not opted out + Secret: the CSV is deleted (scene otherwise right)', async () => {
+    const r = await run([csv(false), secret, operator([csv(false), secret])]);
+    expect(r.writes).toContain('delete ClusterServiceVersion ns-a/etcdoperator.v0.9.4');
   });
 });
