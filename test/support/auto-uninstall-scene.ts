@@ -13,6 +13,7 @@
  *                                    update of the Operator handled at NOW;
  *   servingDeployment(owners)        Deployment ns-a/etcd-operator under KEY, serving (1 ready, 1 available),
  *                                    with these owner references (none if not given);
+ *   requestedOperator(parts)         the Operator etcd.ns-a whose uninstall a user requested (`true`), listing `parts`;
  *   recordedOperator(parts, csvs)    the Operator etcd.ns-a with olm-medic's record of an automatic uninstall
  *                                    (`auto` decided on csvs, default ns-a/etcdoperator.v0.9.4, set by its field
  *                                    manager 10 min before NOW), listing `parts`;
