@@ -15,7 +15,7 @@
  *    shared with another operator only lose this operator's label. Never CRDs, CRs or namespaces.
  */
 import type { Action, Guard, Plan, PlanContext } from '../../shared/core/types.js';
-import { target } from '../../shared/core/types.js';
+import { target, writeKey } from '../../shared/core/types.js';
 import { policyRefusal } from '../../shared/core/policy.js';
 import type { KubeObject, Ref } from '../../shared/kube/types.js';
 import { isDnsLabel, isDnsSubdomain } from '../../shared/kube/validate.js';
@@ -531,8 +531,8 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
   // Event; once the rest is gone the uninstall stops there (the Operator object stays).
   // So does one whose delete the apiserver refused for good lately, in this very state (admission,
   // narrowed RBAC: its WriteRefused Event was recorded then; red team 51, H2).
-  const refusedNow = (c: Component, reason: string): boolean => ctx.refusedWrite?.(reason, c.live!.metadata.uid, c.live!.metadata.resourceVersion) !== undefined;
-  const held = toDelete.filter((c) => !c.live!.metadata.deletionTimestamp && (policyRefusal(ctx.policy, gone(c)) || refusedNow(c, 'OperatorLeftoverDeleted')));
+  const refusedNow = (a: Action): boolean => ctx.refusedWrite?.(writeKey(a), a.target.uid, a.target.resourceVersion) !== undefined;
+  const held = toDelete.filter((c) => !c.live!.metadata.deletionTimestamp && (policyRefusal(ctx.policy, gone(c)) || refusedNow(gone(c))));
   const removable = toDelete.filter((c) => !held.includes(c));
   const heldActions = held.map(gone);
   // Staged: one kind alone, and nothing after it until its objects are gone.
@@ -580,7 +580,7 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
         : `Kept ${where(c)} (olm-medic never deletes ${c.ref.kind}s) and removed label ${key} so OLM does not recreate Operator ${op.metadata.name}.`,
     };
   };
-  const heldLabels = toUnlabel.filter((c) => policyRefusal(ctx.policy, unlabel(c)) || refusedNow(c, 'ComponentLabelRemoved'));
+  const heldLabels = toUnlabel.filter((c) => policyRefusal(ctx.policy, unlabel(c)) || refusedNow(unlabel(c)));
   const unlabelled = toUnlabel.filter((c) => !heldLabels.includes(c));
   const gateWhy = gate.why;
   /** Beside a plan of kept objects only: the refusal that says what else keeps the Operator object. */
@@ -620,8 +620,8 @@ export function planOperator(o: OperatorObserved, ctx: PlanContext): Plan {
     const keptOthers = [...stuck.map(where), ...reported.map((c) => `${where(c)} (${c.unreadable})`), ...foreign.map((c) => `${where(c)} (not attributable to this install)`)];
     const keptHere = [
       ...keptOthers,
-      ...held.map((c) => `${where(c)} (${refusedNow(c, 'OperatorLeftoverDeleted') ? 'its delete refused by the apiserver' : 'kept by policy: opted out, or a protected namespace'})`),
-      ...heldLabels.map((c) => `${where(c)} (${refusedNow(c, 'ComponentLabelRemoved') ? 'its unlabel refused by the apiserver' : 'its label kept by policy: opted out, or a protected namespace'})`),
+      ...held.map((c) => `${where(c)} (${refusedNow(gone(c)) ? 'its delete refused by the apiserver' : 'kept by policy: opted out, or a protected namespace'})`),
+      ...heldLabels.map((c) => `${where(c)} (${refusedNow(unlabel(c)) ? 'its unlabel refused by the apiserver' : 'its label kept by policy: opted out, or a protected namespace'})`),
     ];
     if (subscribed.size) {
       const claim = o.claimants.map((s) => `${s.metadata.namespace}/${s.metadata.name}`).join(', ');

@@ -94,7 +94,7 @@ export interface Engine {
 
 export function createEngine(deps: EngineDeps): Engine {
   const refusals = deps.refusals;
-  const refusedWrite = refusals ? (reason: string, uid: string | undefined, rv: string | undefined) => refusals.get(reason, uid, rv) : undefined;
+  const refusedWrite = refusals ? (write: string, uid: string | undefined, rv: string | undefined) => refusals.get(write, uid, rv) : undefined;
   const { functions, reader, execute, log } = deps;
   const seen = new RecentDigests(10_000);
   const kinds = new Set(functions.flatMap((f) => f.kinds));

@@ -16,7 +16,7 @@ import { InvalidValue } from '../kube/validate.js';
 import { ActionBudget, policyRefusal, type Policy, type Refusal } from './policy.js';
 import type { Recorder } from './recorder.js';
 import type { RefusedWrites } from './scheduling.js';
-import { soonest, type Action, type Aside, type Plan } from './types.js';
+import { soonest, writeKey, type Action, type Aside, type Plan } from './types.js';
 
 export interface ExecutorDeps {
   writer: Writer;
@@ -187,7 +187,7 @@ export function createExecutor(deps: ExecutorDeps) {
       // Refused for good lately, this write in this very state: not sent again (its Warning Event
       // was recorded when it was refused), and no re-check for it (red team 29a, L1: a plan that
       // does not read refusals planned it again every 2 s). RefusedWrites forgets it after a while.
-      if (action.optional && !action.releasesOwnFinalizer && deps.refusals?.get(action.reason, action.target.uid, action.target.resourceVersion) !== undefined) {
+      if (action.optional && !action.releasesOwnFinalizer && deps.refusals?.get(writeKey(action), action.target.uid, action.target.resourceVersion) !== undefined) {
         deps.onAction?.(fn, action, 'refused');
         apiRefused.push(action);
         continue;
@@ -218,7 +218,7 @@ export function createExecutor(deps: ExecutorDeps) {
         // for it; the others go on. A required one still fails the whole plan.
         if (e instanceof KubeError && e.lastingRefusal && action.optional && !action.releasesOwnFinalizer) {
           deps.onAction?.(fn, action, 'refused');
-          deps.refusals?.note(action.reason, action.target.uid, action.target.resourceVersion, `${e.status} ${e.reason}: ${e.message}`);
+          deps.refusals?.note(writeKey(action), action.target.uid, action.target.resourceVersion, `${e.status} ${e.reason}: ${e.message}`);
           apiRefused.push(action);
           newlyRefused++;
           await recorder.record({

@@ -102,7 +102,8 @@ export class RecentMap<V> {
 
 /**
  * Optional writes the apiserver refused for good (KubeError.lastingRefusal: admission such as
- * Gatekeeper or Kyverno, narrowed RBAC, validation), by the write (its reason: which action) and the
+ * Gatekeeper or Kyverno, narrowed RBAC, validation), by the write (writeKey: its reason, and a
+ * patch's content) and the
  * object state it was aimed at: the executor notes them, plans read them (PlanContext.refusedWrite)
  * so they stop asking for the same write (red team 28a F1: a CSV kept Terminating by a cleanup delete
  * refused on every look). In process, bounded, and for `ttlMs` only: a refusal may be lifted (RBAC

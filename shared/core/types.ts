@@ -124,11 +124,11 @@ export interface PlanContext {
   options: FunctionOptions;
   policy: PlanPolicy;
   /**
-   * The apiserver's answer when the optional write `reason` (an Action's reason) to exactly this
+   * The apiserver's answer when the optional write `write` (writeKey(action)) to exactly this
    * object state (uid and resourceVersion) was refused for good lately in this process
    * (RefusedWrites); undefined otherwise.
    */
-  refusedWrite?: (reason: string, uid: string | undefined, resourceVersion: string | undefined) => string | undefined;
+  refusedWrite?: (write: string, uid: string | undefined, resourceVersion: string | undefined) => string | undefined;
 }
 
 export const NO_POLICY: PlanPolicy = { dryRun: false, protectedNamespaces: new Set() };
@@ -302,6 +302,15 @@ export interface RemediationFunction<O = unknown> {
 }
 
 export type AnyFunction = RemediationFunction<any>;
+
+/**
+ * Which write an action is, for remembering the apiserver's lasting refusals (RefusedWrites): its
+ * reason, and for a patch its content too — two Operators' unlabels of one CRD are two writes, and
+ * one refused (an admission policy protecting one key) says nothing of the other (red team 52).
+ */
+export function writeKey(a: Action): string {
+  return a.verb === 'patch' ? `${a.reason} ${JSON.stringify(a.patch)}` : a.reason;
+}
 
 /** The soonest of the re-checks given, in seconds (undefined or 0: none), or undefined if there is none. */
 export function soonest(seconds: readonly (number | undefined)[]): number | undefined {
