@@ -427,16 +427,24 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
     }
     return acting(`removed ${deleted.length} stale unpack job(s) in ${o.namespace}`, actions);
   }
+  // The Jobs whose interval has passed for this Subscription's namespace. One that policy keeps
+  // (its guards refuse the nudge) does not hold back the nudge another Job is owed (red team 52's
+  // suspicion); kept Jobs alone still guard it, so it is refused with their Warning.
+  const owedBy = (sub: KubeObject): Extract<JobDecision, { nudge: string }>[] => {
+    const all = nudges.filter((d) => d.namespaces.includes(sub.metadata.namespace!));
+    const free = all.filter((d) => !d.guards.some((g) => policyRefusal(ctx.policy, { verb: 'delete', target: { ...g, apiVersion: g.apiVersion ?? '', uid: '' }, reason: '', note: '' })));
+    return free.length ? free : all;
+  };
   const toNudge = o.subscribers.filter((sub) => {
     // The same Subscriptions the deferral waited for, blocked upgrades included (red team 26, N1).
     if (!nudges.length || !blockedOnUnpack(sub)) return false;
     // The latest failure among the Jobs whose interval has passed (a retry Job's, after the first's).
-    const since = nudges.filter((d) => d.namespaces.includes(sub.metadata.namespace!)).map((d) => d.since);
+    const since = owedBy(sub).map((d) => d.since);
     const nudged = seconds(sub.metadata.annotations?.[MEDIC.nudge]);
     return since.length > 0 && (nudged === undefined || nudged < Math.max(...since));
   });
   if (toNudge.length) {
-    const guardsFor = (sub: KubeObject): Guard[] => nudges.filter((d) => d.namespaces.includes(sub.metadata.namespace!)).flatMap((d) => d.guards);
+    const guardsFor = (sub: KubeObject): Guard[] => owedBy(sub).flatMap((d) => d.guards);
     return acting(
       `nudged ${toNudge.length} Subscription(s) so OLM retries the failed unpack now`,
       toNudge.map((sub) => nudge(sub, ctx.now, `${nudges[0]!.nudge}; touched the Subscription so OLM resolves (and retries the unpack) now instead of at its next resync.`, o, guardsFor(sub))),

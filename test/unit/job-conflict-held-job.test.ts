@@ -10,6 +10,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { plan, type JobFacts, type Observed } from '../../functions/job-conflict/plan.js';
+import { policyRefusal } from '../../shared/core/policy.js';
 import { NO_POLICY, type Plan, type PlanContext } from '../../shared/core/types.js';
 import type { KubeObject } from '../../shared/kube/types.js';
 import * as olm from '../fixtures/olm-objects.js';
@@ -77,5 +78,27 @@ describe('job-conflict: a refusal beside the actions is kept', () => {
   it('twin: no legacy InstallPlan: both Jobs deleted, no refusal', () => {
     const p = plan(observed([failed(0), failed(1)]), ctx);
     expect(p.explained).toBeUndefined();
+  });
+});
+
+describe('job-conflict: a Job policy keeps does not hold back the nudge another Job is owed', () => {
+  // ns-b's OperatorGroup sets a 10-minute retry interval; both Jobs failed 50 minutes ago, so OLM
+  // retries only when it next resolves and olm-medic owes sub-b a nudge (red team 52's suspicion:
+  // the nudge carried the guards of every Job, the opted-out one's too, and was refused).
+  const withInterval = (jobs: JobFacts[]): Observed => ({ ...observed(jobs), retryIntervals: { 'ns-b': 600 } });
+  const allowed = (p: Plan): string[] => (p.kind === 'act' ? p.actions.filter((a) => !policyRefusal(ctx.policy, a)).map((a) => `${a.verb} ${a.target.kind}/${a.target.uid}`) : []);
+
+  it('Job 0 opted out, Job 1 not: sub-b is nudged (the write passes policy)', () => {
+    expect(allowed(plan(withInterval([failed(0, true), failed(1)]), ctx))).toEqual(['patch Subscription/sub-b']);
+  });
+
+  it('twin: Job 0 (opted out) alone: the nudge is planned but refused by policy (its Warning)', () => {
+    const p = plan(withInterval([failed(0, true)]), ctx);
+    expect(acts(p)).toEqual(['patch Subscription/sub-b (optional)']);
+    expect(allowed(p)).toEqual([]);
+  });
+
+  it('twin: neither opted out: sub-b is nudged', () => {
+    expect(allowed(plan(withInterval([failed(0), failed(1)]), ctx))).toEqual(['patch Subscription/sub-b']);
   });
 });
