@@ -6,7 +6,7 @@
  */
 import type { Action, Aside, Guard, Plan, PlanContext, Target } from '../../shared/core/types.js';
 import { soonest, target } from '../../shared/core/types.js';
-import { policyRefusal } from '../../shared/core/policy.js';
+import { objectRefusal, policyRefusal } from '../../shared/core/policy.js';
 import type { KubeObject, OwnerReference } from '../../shared/kube/types.js';
 import { ANN_UNPACK_RETRY, LABEL_MANAGED, LABEL_UNPACK_REF, MEDIC, V1ALPHA1 } from '../../shared/olm/constants.js';
 import { condition, isTrue, isUnpackJobName, jobBelongsToConfigMap, latestOf, managedWriteTime, seconds } from '../../shared/olm/olm.js';
@@ -293,10 +293,6 @@ export function decideJob(f: JobFacts, o: Observed, ctx: PlanContext): JobDecisi
   return { act: actions };
 }
 
-function refused(r: Extract<JobDecision, { refuse: string }>): Omit<Aside, 'kind'> {
-  return { reason: r.reason, note: r.refuse, regarding: target(r.job) };
-}
-
 function isEmpty(cm: KubeObject): boolean {
   const d = cm as { data?: object; binaryData?: object };
   return Object.keys(d.data ?? {}).length === 0 && Object.keys(d.binaryData ?? {}).length === 0;
@@ -412,7 +408,7 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
   // refused (OLM's manual steps) or deferred to OLM (their Events), and the soonest re-check any of
   // them asks for (a retry interval or TTL passing, a deadline) — red team 49, H1–H3.
   const kept = held.map((a) => ({ ...a, optional: true }));
-  const refusedAsides: Aside[] = refusals.map((r) => ({ kind: 'refuse', ...refused(r) }));
+  const refusedAsides: Aside[] = refusals.map((r) => ({ kind: 'refuse', reason: r.reason, note: r.refuse, regarding: target(r.job) }));
   const deferredAsides: Aside[] = defers.map((d) => ({ kind: 'defer', reason: 'DeferredToOlm', note: d.note, regarding: d.regarding }));
   const later = soonest([...defers.map((d) => d.requeueAfterSeconds), ...waits]);
   const beside = (p: Plan, asides: Aside[]): Plan => (asides.length ? { ...p, explained: asides } : p);
@@ -432,7 +428,7 @@ export function plan(o: Observed, ctx: PlanContext): Plan {
   // suspicion); kept Jobs alone still guard it, so it is refused with their Warning.
   const owedBy = (sub: KubeObject): Extract<JobDecision, { nudge: string }>[] => {
     const all = nudges.filter((d) => d.namespaces.includes(sub.metadata.namespace!));
-    const free = all.filter((d) => !d.guards.some((g) => policyRefusal(ctx.policy, { verb: 'delete', target: { ...g, apiVersion: g.apiVersion ?? '', uid: '' }, reason: '', note: '' })));
+    const free = all.filter((d) => !d.guards.some((g) => objectRefusal(ctx.policy, g)));
     return free.length ? free : all;
   };
   const toNudge = o.subscribers.filter((sub) => {

@@ -23,18 +23,18 @@ export type Refusal = { reason: 'ProtectedNamespace' | 'OptedOut' | 'InvalidName
  * the action is about, and every guard (the owners the finding hangs on).
  */
 export function policyRefusal(policy: Pick<Policy, 'protectedNamespaces'>, action: Action): Refusal | undefined {
-  const objs: (Guard | Target | undefined)[] = [action.target, action.regarding, ...(action.guards ?? [])];
-  for (const obj of objs) {
-    if (!obj) continue;
-    const ns = obj.kind === 'Namespace' && !obj.namespace ? obj.name : obj.namespace;
-    if (ns && policy.protectedNamespaces.has(ns)) {
-      return { reason: 'ProtectedNamespace', note: `namespace ${ns} is protected (PROTECTED_NAMESPACES); would have: ${action.note}` };
-    }
-    const ann = (obj as Partial<Target>).annotations;
-    if (ann?.[MEDIC.optOut] === 'true') {
-      return { reason: 'OptedOut', note: `${obj.kind} ${obj.namespace ? `${obj.namespace}/` : ''}${obj.name} is annotated ${MEDIC.optOut}=true; would have: ${action.note}` };
-    }
+  for (const obj of [action.target, action.regarding, ...(action.guards ?? [])]) {
+    const r = obj && objectRefusal(policy, obj);
+    if (r) return { reason: r.reason, note: `${r.why}; would have: ${action.note}` };
   }
+  return undefined;
+}
+
+/** Why policy keeps this one object (a target, or a guard an action hangs on), or undefined. */
+export function objectRefusal(policy: Pick<Policy, 'protectedNamespaces'>, obj: Guard | Target): { reason: 'ProtectedNamespace' | 'OptedOut'; why: string } | undefined {
+  const ns = obj.kind === 'Namespace' && !obj.namespace ? obj.name : obj.namespace;
+  if (ns && policy.protectedNamespaces.has(ns)) return { reason: 'ProtectedNamespace', why: `namespace ${ns} is protected (PROTECTED_NAMESPACES)` };
+  if (obj.annotations?.[MEDIC.optOut] === 'true') return { reason: 'OptedOut', why: `${obj.kind} ${obj.namespace ? `${obj.namespace}/` : ''}${obj.name} is annotated ${MEDIC.optOut}=true` };
   return undefined;
 }
 

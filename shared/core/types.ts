@@ -104,7 +104,7 @@ export type Plan = (
 export type Explanation = Explained & { regarding: Target | (Ref & { uid?: string }); requeueAfterSeconds?: number };
 
 /** A refusal or a deferral made beside a plan (Plan.explained). */
-export type Aside = { kind: 'refuse' | 'defer' } & Explained & { regarding: Target | (Ref & { uid?: string }) };
+export type Aside = { kind: 'refuse' | 'defer' } & Omit<Explanation, 'requeueAfterSeconds'>;
 
 /** The policy a plan may take into account (the executor enforces it again for every write). */
 export interface PlanPolicy {
